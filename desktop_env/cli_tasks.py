@@ -131,7 +131,7 @@ def cmd_tasks_check(args) -> int:
 
 
 def register(subparsers) -> None:
-    """Add the ``tasks`` subcommand (with ``tasks check PATH``) to the CLI's subparsers."""
+    """Add the ``tasks`` subcommand (``tasks check PATH``, ``tasks verify --suite F``) to the CLI's subparsers."""
     tasks = subparsers.add_parser("tasks", help="check task files (either spelling)")
     tsub = tasks.add_subparsers(dest="tasks_command", required=True)
     c = tsub.add_parser("check", help="load every task under PATH; report names used and errors")
@@ -139,6 +139,10 @@ def register(subparsers) -> None:
     c.add_argument("--warnings", action="store_true", help="print every warning (placeholders, unused fields)")
     c.add_argument("--json", action="store_true", help="machine-readable report")
     c.set_defaults(func=cmd_tasks_check)
+    from desktop_env import verify
+    v = tsub.add_parser("verify", help="run oracle and noop over a suite; prove each task (see desktop_env/verify.py)")
+    verify.add_arguments(v)
+    v.set_defaults(func=verify.cmd_verify)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,3 +14,22 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "vm" in item.keywords or "slow" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def smoke_results(request, tmp_path_factory):
+    """The smoke suite verified once per session (oracle and noop, 2 VMs): a VerifyTable.
+
+    Its ``result_dirs["oracle"]`` / ``["noop"]`` are run.py result folders; ``rows`` hold each
+    task's scores and verdict. Skips unless ``--full``. Shared so CI runs the suite only once.
+    """
+    if not request.config.getoption("--full"):
+        pytest.skip("needs --full (runs the smoke suite in VMs)")
+    from pathlib import Path
+
+    from desktop_env.image.builder import ensure_image
+    from desktop_env.verify import verify
+
+    image = ensure_image("base")
+    suite = Path(__file__).resolve().parents[1] / "evaluation_examples" / "test_smoke.json"
+    return verify(suite, tmp_path_factory.mktemp("smoke_verify"), num_envs=2, path_to_vm=image.name)

@@ -1,0 +1,360 @@
+"""Prove a suite's tasks: the oracle solves each one, and the untouched start state (noop) does not.
+
+``desktop-env tasks verify --suite evaluation_examples/test_smoke.json --num_envs 2`` runs
+``run.py --model oracle`` and ``run.py --model noop`` (as subprocesses, each into its own
+result folder under ``--result_dir``), then reads every task's ``result.txt`` and prints
+one row per task:
+
+================================  ==============================================
+verdict                           meaning
+================================  ==============================================
+proven                            oracle scores 1.0, noop scores 0.0
+infeasible ok                     the same, for a task whose right answer is FAIL
+oracle fails                      oracle scored below 1.0 (or crashed: no score)
+start state already passes        noop scored above 0.0: the evaluator accepts the
+                                  untouched start state
+not scored                        a run did not produce result.txt (see the detail)
+================================  ==============================================
+
+Both runs resume: run.py skips tasks whose ``result.txt`` is non-empty, so rerunning the
+command completes only what is missing. The exit status is 0 only when every task is
+proven (or infeasible ok).
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import logging
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from desktop_env.errors import TaskConfigError
+
+log = logging.getLogger(__name__)
+
+PROVEN = "proven"
+INFEASIBLE_OK = "infeasible ok"
+ORACLE_FAILS = "oracle fails"
+NOOP_PASSES = "start state already passes"
+NOT_SCORED = "not scored"
+#: Verdicts that count as proven.
+GOOD_VERDICTS = (PROVEN, INFEASIBLE_OK)
+MODELS = ("oracle", "noop")
+
+
+@dataclass
+class RunScore:
+    """One model's outcome on one task, read from its result folder.
+
+    Attributes:
+        score: the float in ``result.txt``; None when there is none (not run, or crashed).
+        status: ``status`` from ``status.json`` when run.py wrote one, else None.
+        detail: a short reason when there is no score (status.json's error, or the last
+            ERROR line of runtime.log).
+    """
+
+    score: float | None = None
+    status: str | None = None
+    detail: str = ""
+
+    @classmethod
+    def read(cls, folder: Path) -> "RunScore":
+        """Read ``result.txt`` (and ``status.json`` / ``runtime.log`` for failure detail) in ``folder``."""
+        out = cls()
+        result = folder / "result.txt"
+        if result.is_file():
+            text = result.read_text().strip()
+            if text:
+                try:
+                    out.score = float(text)
+                except ValueError:
+                    out.detail = f"unreadable result.txt: {text[:60]!r}"
+        status_file = folder / "status.json"
+        if status_file.is_file():
+            try:
+                status = json.loads(status_file.read_text())
+                out.status = status.get("status")
+                if out.score is None and not out.detail:
+                    out.detail = str(status.get("error") or status.get("detail") or out.status or "")
+            except (ValueError, AttributeError):
+                out.detail = out.detail or "unreadable status.json"
+        if out.score is None and not out.detail:
+            out.detail = _last_error(folder / "runtime.log") or (
+                "no result.txt" if folder.is_dir() else "not run")
+        return out
+
+
+def _last_error(log_file: Path) -> str:
+    if not log_file.is_file():
+        return ""
+    lines = [ln for ln in log_file.read_text(errors="replace").splitlines() if " ERROR " in ln]
+    return lines[-1].split(" ERROR ", 1)[1][:200] if lines else ""
+
+
+@dataclass
+class TaskVerdict:
+    """Oracle and noop outcomes of one task and the verdict drawn from them."""
+
+    domain: str
+    task_id: str
+    infeasible: bool
+    oracle: RunScore
+    noop: RunScore
+
+    @property
+    def verdict(self) -> str:
+        """One of PROVEN, INFEASIBLE_OK, ORACLE_FAILS, NOOP_PASSES, NOT_SCORED."""
+        if self.oracle.score is not None and self.oracle.score < 1.0:
+            return ORACLE_FAILS
+        if self.noop.score is not None and self.noop.score > 0.0:
+            return NOOP_PASSES
+        if self.oracle.score is None or self.noop.score is None:
+            return NOT_SCORED
+        return INFEASIBLE_OK if self.infeasible else PROVEN
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict in GOOD_VERDICTS
+
+    @property
+    def detail(self) -> str:
+        parts = []
+        for name, run in (("oracle", self.oracle), ("noop", self.noop)):
+            if run.score is None:
+                parts.append(f"{name}: {run.detail}")
+            elif run.status and run.status not in ("done", "scored", "ok"):
+                parts.append(f"{name}: status {run.status}")
+        return "; ".join(parts)
+
+
+@dataclass
+class VerifyTable:
+    """The verdict of every task of a suite, plus when and on which image it was taken."""
+
+    suite: Path
+    rows: list[TaskVerdict] = field(default_factory=list)
+    date: str = ""
+    image: str = ""
+    recipe_hash: str = ""
+    result_dirs: dict[str, Path] = field(default_factory=dict)
+
+    @property
+    def all_proven(self) -> bool:
+        return bool(self.rows) and all(r.ok for r in self.rows)
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for r in self.rows:
+            out[r.verdict] = out.get(r.verdict, 0) + 1
+        return out
+
+    def to_text(self) -> str:
+        """A plain-text table for the terminal."""
+        def fmt(s):
+            return "-" if s is None else f"{s:.2f}"
+        head = ("DOMAIN", "TASK", "ORACLE", "NOOP", "VERDICT")
+        body = [(r.domain, r.task_id, fmt(r.oracle.score), fmt(r.noop.score), r.verdict) for r in self.rows]
+        widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(head))]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in [head, *body]]
+        for r in self.rows:
+            if not r.ok and r.detail:
+                lines.append(f"  {r.domain}/{r.task_id}: {r.detail}")
+        proven = sum(r.ok for r in self.rows)
+        lines.append(f"{proven}/{len(self.rows)} tasks proven"
+                     + (f" on image {self.image} (recipe hash {self.recipe_hash})" if self.image else ""))
+        return "\n".join(lines)
+
+    def to_markdown(self) -> str:
+        """The table for ``docs/task_verification.md``: task, oracle, noop, verdict, date, recipe hash."""
+        def fmt(s):
+            return "unverified" if s is None else f"{s:.1f}"
+        lines = [f"Suite `{self.suite.name}`, image `{self.image or '?'}`, verified {self.date}.", "",
+                 "| domain | task | oracle | noop | verdict | date | image recipe hash |",
+                 "|---|---|---|---|---|---|---|"]
+        for r in self.rows:
+            lines.append(f"| {r.domain} | `{r.task_id}` | {fmt(r.oracle.score)} | {fmt(r.noop.score)} | "
+                         f"{r.verdict} | {self.date} | `{self.recipe_hash or '?'}` |")
+        return "\n".join(lines) + "\n"
+
+    def to_json(self) -> dict:
+        return {"suite": str(self.suite), "date": self.date, "image": self.image, "recipe_hash": self.recipe_hash,
+                "tasks": [{"domain": r.domain, "task_id": r.task_id, "infeasible": r.infeasible,
+                           "oracle": r.oracle.score, "noop": r.noop.score, "verdict": r.verdict,
+                           "detail": r.detail} for r in self.rows]}
+
+
+def is_infeasible(task) -> bool:
+    """Whether ``task``'s evaluator is ``infeasible`` (its right answer is FAIL)."""
+    if task.evaluator is not None:
+        return "infeasible" in task.evaluator.funcs
+    return task.evaluation is not None and getattr(task.evaluation, "name", None) == "infeasible"
+
+
+def result_folder(result_dir: Path, model: str, domain: str, task_id: str,
+                  action_space: str = "pyautogui", observation_type: str = "screenshot") -> Path:
+    """Where run.py puts one task's results (the layout of COMPAT section 1)."""
+    return Path(result_dir) / action_space / observation_type / model / domain / task_id
+
+
+def collect(suite: str | os.PathLike, result_dirs: dict[str, Path], examples_dir: str | os.PathLike | None = None,
+            action_space: str = "pyautogui", observation_type: str = "screenshot") -> VerifyTable:
+    """Build the table from existing result folders (no VM is started).
+
+    Args:
+        suite: the index file (``test_*.json``).
+        result_dirs: ``{"oracle": DIR, "noop": DIR}``, each a run.py ``--result_dir``.
+        examples_dir: the folder holding ``<app>/<uuid>/`` (default: ``examples/`` beside the index).
+
+    Raises:
+        TaskConfigError: the index or a task file is malformed, or a listed task has no file.
+    """
+    from desktop_env.tasks import load_index, load_task, task_file_for
+
+    suite = Path(suite)
+    examples = Path(examples_dir) if examples_dir else suite.parent / "examples"
+    table = VerifyTable(suite=suite, result_dirs=dict(result_dirs))
+    for domain, ids in load_index(suite).items():
+        for i, task_id in enumerate(ids):
+            path = task_file_for(examples, domain, task_id)
+            if path is None:
+                raise TaskConfigError(f"task {task_id!r} is listed but has no file under {examples / domain}",
+                                      str(suite), f"{domain}[{i}]")
+            task = load_task(path)
+            runs = {m: RunScore.read(result_folder(result_dirs[m], m, domain, task_id, action_space,
+                                                   observation_type)) for m in MODELS}
+            table.rows.append(TaskVerdict(domain, task_id, is_infeasible(task), runs["oracle"], runs["noop"]))
+    return table
+
+
+def _image_identity(path_to_vm: str | None, cache_dir: str | None) -> tuple[str, str]:
+    from desktop_env.errors import DesktopEnvError
+    from desktop_env.image.store import resolve_image
+
+    try:
+        image = resolve_image(path_to_vm or "base", Path(cache_dir) if cache_dir else None)
+    except DesktopEnvError as exc:
+        log.warning("cannot name the image for the table: %s", exc)
+        return "", ""
+    return image.name, str(image.meta.get("assembly_hash", ""))
+
+
+def default_result_dir(suite: Path, cache_dir: str | None = None) -> Path:
+    """``<cache>/verify/<suite name>``: outside the repository, kept between runs."""
+    from desktop_env.paths import cache_dir as cache
+
+    return cache(cache_dir) / "verify" / suite.stem
+
+
+def run_model(model: str, suite: Path, result_dir: Path, num_envs: int = 1, path_to_vm: str | None = None,
+              cache_dir: str | None = None, extra_args: list[str] | None = None, python: str = sys.executable,
+              run_py: Path | None = None, timeout_s: float | None = None) -> int:
+    """Run ``run.py --model MODEL`` over ``suite`` into ``result_dir``; returns its exit status.
+
+    run.py's output goes to ``result_dir/run.log`` (and to this logger at INFO).
+    """
+    from desktop_env.paths import repo_root
+
+    run_py = run_py or repo_root() / "run.py"
+    cmd = [python, str(run_py), "--model", model, "--test_all_meta_path", str(suite),
+           "--test_config_base_dir", str(suite.parent), "--result_dir", str(result_dir),
+           "--num_envs", str(num_envs)]
+    if path_to_vm:
+        cmd += ["--path_to_vm", path_to_vm]
+    if cache_dir:
+        cmd += ["--cache_dir", cache_dir]
+    cmd += list(extra_args or [])
+    result_dir.mkdir(parents=True, exist_ok=True)
+    log.info("running %s", " ".join(cmd))
+    with open(result_dir / "run.log", "a") as out:
+        proc = subprocess.Popen(cmd, cwd=run_py.parent, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, bufsize=1)
+        try:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                out.write(line)
+                out.flush()
+                if not line.startswith(("20", " ")):  # run.py's own progress lines, not worker logs
+                    log.info("%s: %s", model, line.rstrip())
+            return proc.wait(timeout=timeout_s)
+        finally:
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(60)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+
+
+def verify(suite: str | os.PathLike, result_dir: str | os.PathLike | None = None, num_envs: int = 1,
+           path_to_vm: str | None = None, cache_dir: str | None = None, extra_args: list[str] | None = None,
+           models: tuple[str, ...] = MODELS) -> VerifyTable:
+    """Run the oracle and noop over ``suite`` (resuming what exists) and return the table.
+
+    Args:
+        suite: the index file (``evaluation_examples/test_*.json``).
+        result_dir: holds ``oracle/`` and ``noop/`` (run.py result folders); default
+            :func:`default_result_dir`.
+        num_envs: VMs per run.
+        path_to_vm: image name, profile or folder (default: newest ``base``).
+        extra_args: more run.py flags (e.g. ``["--task_timeout", "900"]``).
+        models: which runs to (re)start; the table always reads both.
+
+    Raises:
+        TaskConfigError: the suite does not load (checked before any VM starts).
+    """
+    suite = Path(suite).resolve()
+    if not suite.is_file():
+        raise TaskConfigError("the suite index file does not exist; give --suite evaluation_examples/test_*.json",
+                              str(suite))
+    base = Path(result_dir).expanduser().resolve() if result_dir else default_result_dir(suite, cache_dir)
+    dirs = {m: base / m for m in MODELS}
+    collect(suite, dirs)  # fail on a broken suite before booting anything
+    for model in models:
+        rc = run_model(model, suite, dirs[model], num_envs, path_to_vm, cache_dir, extra_args)
+        if rc != 0:
+            log.warning("run.py --model %s exited %d (details in %s)", model, rc, dirs[model] / "run.log")
+    table = collect(suite, dirs)
+    table.date = datetime.date.today().isoformat()
+    table.image, table.recipe_hash = _image_identity(path_to_vm, cache_dir)
+    return table
+
+
+# -- CLI ----------------------------------------------------------------------------------
+def add_arguments(parser) -> None:
+    """The flags of ``desktop-env tasks verify``."""
+    parser.add_argument("--suite", required=True, help="index file, e.g. evaluation_examples/test_smoke.json")
+    parser.add_argument("--num_envs", type=int, default=1, help="VMs per run (default 1)")
+    parser.add_argument("--result_dir", default=None,
+                        help="results folder, kept between runs (default <cache>/verify/<suite name>)")
+    parser.add_argument("--path_to_vm", default=None, help="image name, profile or folder (default newest base)")
+    parser.add_argument("--cache_dir", default=None, help="image and runtime cache (default ~/.cache/desktop-env)")
+    parser.add_argument("--task_timeout", type=float, default=None, help="seconds per task attempt (run.py's)")
+    parser.add_argument("--markdown", default=None, help="also write the table as markdown to this file")
+    parser.add_argument("--json", default=None, help="also write the table as JSON to this file")
+    parser.add_argument("--no-run", dest="run", action="store_false",
+                        help="only read existing results (no VM is started)")
+
+
+def cmd_verify(args) -> int:
+    """``tasks verify``: run both models, print the table, exit 0 only when every task is proven."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    if args.num_envs < 1:
+        print("error: --num_envs must be at least 1", file=sys.stderr)
+        return 2
+    extra = ["--task_timeout", str(args.task_timeout)] if args.task_timeout else []
+    try:
+        table = verify(args.suite, args.result_dir, args.num_envs, args.path_to_vm, args.cache_dir, extra,
+                       models=MODELS if args.run else ())
+    except TaskConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(table.to_text())
+    if args.markdown:
+        Path(args.markdown).write_text(table.to_markdown())
+        print(f"markdown table written to {args.markdown}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(table.to_json(), indent=1) + "\n")
+    return 0 if table.all_proven else 1
