@@ -1,8 +1,10 @@
-"""Agents that need no model: ``noop`` and ``oracle`` (replays the task's reference solution)."""
+"""Agents that need no model: ``noop``, ``random`` and ``oracle`` (replays the task's reference solution)."""
 from __future__ import annotations
 
-from desktop_env.agents.base import Agent, register_agent
-from desktop_env.errors import TaskConfigError
+import zlib
+
+from desktop_env.agents.base import Agent, TurnInfo, register_agent
+from desktop_env.errors import DesktopEnvError, TaskConfigError
 
 
 @register_agent("noop")
@@ -11,6 +13,41 @@ class NoopAgent(Agent):
 
     def predict(self, instruction: str, obs: dict) -> tuple[str, list]:
         return "nothing to do", ["DONE"]
+
+
+@register_agent("random")
+class RandomAgent(Agent):
+    """One random valid computer_13 action per turn (moves, clicks, scrolls, keys, short typing).
+
+    Reproducible: each task's actions come from ``seed`` mixed with the task id (CRC-32),
+    so they do not depend on which worker runs the task or in which order.
+
+    Raises:
+        DesktopEnvError: with ``action_space`` other than computer_13.
+    """
+
+    def __init__(self, action_space: str = "computer_13", seed: int = 0, **options):
+        super().__init__(action_space, **options)
+        if action_space != "computer_13":
+            raise DesktopEnvError("the random agent emits computer_13 actions: run with --action_space computer_13")
+        self.seed = int(seed or 0)
+        self.space = None
+        self.task_id = ""
+
+    def reset(self, task, env=None) -> None:
+        self.last_turn = TurnInfo()
+        self.task_id = getattr(task, "id", "") or ""
+        self.space = None
+
+    def predict(self, instruction: str, obs: dict) -> tuple[str, list]:
+        from desktop_env.actions import Computer13Space
+
+        shot = obs.get("screenshot")
+        screen = (shot.shape[1], shot.shape[0]) if getattr(shot, "ndim", 0) == 3 else (1920, 1080)
+        if self.space is None or self.space.screen != screen:
+            self.space = Computer13Space(screen, seed=(self.seed ^ zlib.crc32(self.task_id.encode())) & 0xFFFFFFFF)
+        action = self.space.sample()
+        return "random action", [action]
 
 
 @register_agent("oracle")
@@ -23,7 +60,8 @@ class OracleAgent(Agent):
     run in the guest as user ``user``. Tasks tagged ``gui`` must be solved by GUI actions.
     """
 
-    def reset(self, task) -> None:
+    def reset(self, task, env=None) -> None:
+        self.last_turn = TurnInfo()
         self.actions = solution_actions(task, self.action_space)
         self.done = False
 

@@ -1,0 +1,191 @@
+"""Accessibility trees for models: the XML as a trimmed element table, and set-of-marks boxes drawn on screenshots."""
+from __future__ import annotations
+
+import io
+import logging
+import math
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+
+from PIL import Image, ImageDraw, ImageFont
+
+from desktop_env.agents.parsing import ScreenMapping
+
+log = logging.getLogger(__name__)
+
+_NS_COMPONENT = "https://accessibility.ubuntu.example.org/ns/component"
+_NS_STATE = "https://accessibility.ubuntu.example.org/ns/state"
+_PAIR = re.compile(r"\(\s*(-?\d+)\s*,\s*(-?\d+)\s*\)")
+
+#: Roles a person can act on: these get a set-of-marks number.
+INTERACTIVE_ROLES = frozenset({
+    "push-button", "button", "toggle-button", "check-box", "radio-button", "combo-box", "entry", "text",
+    "password-text", "spin-button", "slider", "link", "menu", "menu-item", "check-menu-item", "radio-menu-item",
+    "page-tab", "list-item", "tree-item", "table-cell", "icon", "document-web", "terminal", "scroll-bar",
+    "tool-bar-item", "heading", "paragraph", "label", "image", "section",
+})
+#: Characters per token in the estimate: about 4 for English text and XML-like
+#: tables with the common BPE tokenizers; no tokenizer is loaded (no download, any model).
+CHARS_PER_TOKEN = 4
+HEADER = "tag\tname\ttext\tposition (top-left x&y)\tsize (w&h)"
+SOM_HEADER = "index\ttag\tname\ttext"
+
+
+@dataclass
+class Element:
+    """One on-screen accessible: role tag, name, text, and its box in real screen pixels."""
+
+    tag: str
+    name: str
+    text: str
+    x: int
+    y: int
+    w: int
+    h: int
+    states: frozenset
+
+    @property
+    def centre(self) -> tuple[int, int]:
+        return self.x + self.w // 2, self.y + self.h // 2
+
+
+def estimate_tokens(text: str) -> int:
+    """Token estimate used for ``--a11y_tree_max_tokens``: ``ceil(len(text) / CHARS_PER_TOKEN)``."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def parse_elements(xml: str, screen: tuple[int, int] | None = None) -> list[Element]:
+    """The visible elements of an accessibility tree (the in-VM server's XML), in document order.
+
+    An element is kept when it is showing/visible, has a positive size, lies at least
+    partly on ``screen`` (when given), and has a name or text or an interactive role.
+    An empty or malformed tree gives an empty list (logged).
+    """
+    if not xml or not xml.strip():
+        return []
+    try:
+        root = ET.fromstring(xml)
+    except ET.ParseError as exc:
+        log.warning("accessibility tree does not parse (%s); the model gets no tree", exc)
+        return []
+    out = []
+    for node in root.iter():
+        coord = node.get(f"{{{_NS_COMPONENT}}}screencoord")
+        size = node.get(f"{{{_NS_COMPONENT}}}size")
+        if not coord or not size:
+            continue
+        states = frozenset(k.split("}", 1)[1] for k, v in node.attrib.items()
+                           if k.startswith(f"{{{_NS_STATE}}}") and v == "true")
+        if "showing" not in states and "visible" not in states:
+            continue
+        mc, ms = _PAIR.search(coord), _PAIR.search(size)
+        if not mc or not ms:
+            continue
+        x, y, w, h = int(mc.group(1)), int(mc.group(2)), int(ms.group(1)), int(ms.group(2))
+        if w <= 0 or h <= 0:
+            continue
+        if screen is not None and (x + w <= 0 or y + h <= 0 or x >= screen[0] or y >= screen[1]):
+            continue
+        tag = node.tag.split("}", 1)[-1]
+        name = (node.get("name") or "").strip()
+        text = " ".join((node.text or "").split())
+        if not (name or text or tag in INTERACTIVE_ROLES):
+            continue
+        out.append(Element(tag, name, text, x, y, w, h, states))
+    return out
+
+
+def _cell(value: str, limit: int = 120) -> str:
+    value = value.replace("\t", " ").replace("\n", " ")
+    return value if len(value) <= limit else value[:limit - 1] + "…"
+
+
+def linearize(elements: list[Element], mapping: ScreenMapping | None = None) -> list[str]:
+    """Table lines (``HEADER`` columns), positions in model space when ``mapping`` is given."""
+    lines = []
+    for e in elements:
+        x, y, w, h = e.x, e.y, e.w, e.h
+        if mapping is not None:
+            x, y = mapping.to_model(x, y)
+            w, h = mapping.to_model(w, h)
+        lines.append(f"{e.tag}\t{_cell(e.name)}\t{_cell(e.text)}\t({x}, {y})\t({w}, {h})")
+    return lines
+
+
+def trim_lines(lines: list[str], max_tokens: int, header: str = "") -> str:
+    """Join ``lines`` under ``header``, keeping whole lines while the estimate stays within ``max_tokens``.
+
+    When lines are dropped, a last line says how many (so the model knows the table is cut).
+    """
+    kept, used = [], estimate_tokens(header + "\n") if header else 0
+    for i, line in enumerate(lines):
+        cost = estimate_tokens(line + "\n")
+        if used + cost > max_tokens:
+            kept.append(f"[... {len(lines) - i} more elements trimmed to fit {max_tokens} tokens]")
+            break
+        kept.append(line)
+        used += cost
+    return "\n".join(([header] if header else []) + kept)
+
+
+def a11y_text(xml: str, screen: tuple[int, int], max_tokens: int, mapping: ScreenMapping | None = None) -> str:
+    """The accessibility tree as the text a model reads: a table trimmed to ``max_tokens``."""
+    return trim_lines(linearize(parse_elements(xml, screen), mapping), max_tokens, HEADER)
+
+
+@dataclass
+class Marks:
+    """A set-of-marks observation: the annotated screenshot (model size), its table, tag centres.
+
+    Attributes:
+        png: the screenshot at model size with numbered boxes drawn.
+        table: ``SOM_HEADER`` table lines (``index`` is the number drawn), trimmed.
+        centres: number -> element centre in model space (what ``tag_N`` stands for).
+    """
+
+    png: bytes
+    table: str
+    centres: dict[int, tuple[int, int]]
+
+
+def _font(size: int):
+    try:
+        return ImageFont.load_default(size=size)
+    except TypeError:  # Pillow < 10.1 has no sized default font
+        return ImageFont.load_default()
+
+
+def draw_marks(screenshot: Image.Image, xml: str, mapping: ScreenMapping, max_tokens: int) -> Marks:
+    """Number the interactive elements of ``xml`` and draw their boxes on ``screenshot``.
+
+    Args:
+        screenshot: the real-size screen image.
+        xml: the accessibility tree of the same moment.
+        mapping: real screen -> model size (the image is resized to ``mapping.model``).
+        max_tokens: budget for the element table (whole lines are kept).
+    """
+    elements = [e for e in parse_elements(xml, mapping.screen) if e.tag in INTERACTIVE_ROLES or e.name]
+    image = screenshot.convert("RGB")
+    if tuple(image.size) != tuple(mapping.model):
+        image = image.resize(tuple(mapping.model), Image.LANCZOS)
+    draw = ImageDraw.Draw(image)
+    font = _font(max(10, mapping.model[1] // 60))
+    lines, centres = [], {}
+    for n, e in enumerate(elements, start=1):
+        x0, y0 = mapping.to_model(e.x, e.y)
+        x1, y1 = mapping.to_model(e.x + e.w, e.y + e.h)
+        x0, y0 = max(x0, 0), max(y0, 0)
+        x1, y1 = min(x1, mapping.model[0] - 1), min(y1, mapping.model[1] - 1)
+        if x1 <= x0 or y1 <= y0:
+            continue
+        draw.rectangle([x0, y0, x1, y1], outline=(255, 0, 0), width=2)
+        label = str(n)
+        box = draw.textbbox((x0, y0), label, font=font)
+        draw.rectangle([box[0] - 1, box[1] - 1, box[2] + 1, box[3] + 1], fill=(255, 0, 0))
+        draw.text((x0, y0), label, fill=(255, 255, 255), font=font)
+        centres[n] = ((x0 + x1) // 2, (y0 + y1) // 2)
+        lines.append(f"{n}\t{e.tag}\t{_cell(e.name)}\t{_cell(e.text)}")
+    buf = io.BytesIO()
+    image.save(buf, format="PNG")
+    return Marks(buf.getvalue(), trim_lines(lines, max_tokens, SOM_HEADER), centres)
