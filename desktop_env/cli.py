@@ -77,8 +77,8 @@ def cmd_image_lock(args) -> int:
     from desktop_env.image.recipe import Recipe
 
     recipe = Recipe.load(args.profile)
-    lock = wheels.lock_venvs({v.name: v.requirements for v in recipe.venvs}, recipe.python_version,
-                            no_deps={v.name for v in recipe.venvs if v.no_deps})
+    lock = wheels.lock_venvs({v.name: v.requirements for v in recipe.layer_venvs}, recipe.python_version,
+                            no_deps={v.name for v in recipe.layer_venvs if v.no_deps})
     recipe.lock_path.write_text(json.dumps(lock, indent=1, sort_keys=True) + "\n")
     for name, entry in lock["venvs"].items():
         print(f"  {name}: {len(entry['pins'])} packages")
@@ -153,7 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     rm.add_argument("images", nargs="+")
     rm.set_defaults(func=cmd_image_rm)
 
-    for module in ("desktop_env.cli_vm", "desktop_env.cli_tasks"):
+    for module in ("desktop_env.cli_vm", "desktop_env.cli_tasks", "desktop_env.report.cli", "desktop_env.rag.cli"):
         try:
             mod = __import__(module, fromlist=["register"])
         except ImportError:

@@ -93,7 +93,7 @@ class BuildResult:
 class ImageBuilder:
     """Builds one profile into the cache, reusing whatever layers are already there."""
 
-    def __init__(self, options: BuildOptions):
+    def __init__(self, options: BuildOptions, log_dir: Path | None = None):
         self.opt = options
         self.cache = default_cache_dir(options.cache_dir)
         self.recipe = Recipe.load(options.profile)
@@ -103,13 +103,26 @@ class ImageBuilder:
         self.screen = options.screen or self.recipe.screen
         parse_screen(self.screen)
         self.phases: dict[str, float] = {}
-        self.log_dir = self.cache / "logs" / time.strftime(f"build-{options.profile}-%Y%m%d-%H%M%S")
+        self.log_dir = log_dir or self.cache / "logs" / time.strftime(f"build-{options.profile}-%Y%m%d-%H%M%S")
 
     # -- public ---------------------------------------------------------------------
     def hashes(self) -> tuple[str, str]:
         """(package layer hash, assembly hash) for the current recipe and options."""
-        pkg = self.recipe.package_hash(self.mirror)
+        pkg = self.package_hash()
         return pkg, self.recipe.assembly_hash(pkg, self.screen, self.opt.auth, MACHINE_ABI)
+
+    def package_hash(self) -> str:
+        """This profile's package-layer hash; a derived profile's includes its parent's."""
+        parent = self._parent_builder()
+        return self.recipe.package_hash(self.mirror, parent.package_hash() if parent else None)
+
+    def _parent_builder(self) -> "ImageBuilder | None":
+        """A builder for the profile this one extends (same cache, mirror, suite), or None."""
+        if not self.recipe.extends:
+            return None
+        return ImageBuilder(BuildOptions(profile=self.recipe.extends, cache_dir=self.opt.cache_dir,
+                                         mirror=self.mirror, suite=self.opt.suite, verbose=self.opt.verbose),
+                            log_dir=self.log_dir)
 
     def build(self) -> BuildResult:
         """Build (or reuse) the image. Atomic: only a complete image is ever published.
@@ -164,29 +177,40 @@ class ImageBuilder:
         shutil.rmtree(partial, ignore_errors=True)
         partial.mkdir(parents=True)
         try:
+            parent = self._parent_builder()
+            if parent:
+                parent_hash = parent.package_hash()
+                parent_layer = parent._package_layer(parent_hash)
+                return self._build_derived_layer(pkg_hash, layer, partial, parent_layer, parent_hash)
             return self._build_package_layer(pkg_hash, layer, partial)
         except BaseException:
             # An interrupted or failed layer leaves nothing behind (it is GiBs).
             shutil.rmtree(partial, ignore_errors=True)
             raise
 
-    def _build_package_layer(self, pkg_hash: str, layer: Path, partial: Path) -> Path:
+    def _fetch_wheels(self, wheel_dir: Path) -> dict[str, list[dict]]:
+        """Download the pinned wheels of this layer's venvs; returns the pins per venv."""
         t0 = time.monotonic()
+        venvs = self.recipe.layer_venvs
         pins = self.recipe.locked_pins()
         if pins is None:
             log.warning("[wheels] %s is missing or does not match the recipe; resolving now "
                         "(run `desktop-env image lock --profile %s` and commit the lock for reproducible builds)",
                         self.recipe.lock_path, self.recipe.name)
-            lock = wheels.lock_venvs({v.name: v.requirements for v in self.recipe.venvs},
+            lock = wheels.lock_venvs({v.name: v.requirements for v in venvs},
                                      self.recipe.python_version, self.log_dir / "wheels.log",
-                                     no_deps={v.name for v in self.recipe.venvs if v.no_deps})
+                                     no_deps={v.name for v in venvs if v.no_deps})
             pins = {name: entry["pins"] for name, entry in lock["venvs"].items()}
-        wheel_dir = partial / "wheels"
-        for venv in self.recipe.venvs:
+        for venv in venvs:
             log.info("[wheels] downloading %d pinned packages for guest venv %s", len(pins[venv.name]), venv.name)
             wheels.download(pins[venv.name], self.recipe.python_version, wheel_dir / venv.name,
                             self.log_dir / "wheels.log")
         self._phase_done("wheels", t0)
+        return pins
+
+    def _build_package_layer(self, pkg_hash: str, layer: Path, partial: Path) -> Path:
+        wheel_dir = partial / "wheels"
+        pins = self._fetch_wheels(wheel_dir)
 
         t0 = time.monotonic()
         (wheel_dir / "install-venvs.sh").write_text(self._venv_script(pins))
@@ -207,27 +231,97 @@ class ImageBuilder:
                  self.recipe.suite, self.mirror, len(self.recipe.packages))
         self._run(cmd, "packages")
         shutil.rmtree(wheel_dir, ignore_errors=True)
+        self._write_layer_metadata(partial, pkg_hash, {})
+        self._phase_done("packages", t0)
+        shutil.rmtree(layer, ignore_errors=True)
+        os.replace(partial, layer)
+        return layer
+
+    def _write_layer_metadata(self, partial: Path, pkg_hash: str, python: dict, parent: str | None = None) -> None:
+        """manifest.json (Debian packages and per-venv freezes; ``python`` holds inherited venvs)
+        and layer.json, from the files the layer's build left in ``partial``."""
         manifest = {
             "debian": dict(line.split("\t", 1) for line in (partial / "debs.tsv").read_text().splitlines() if line),
-            "python": {},
+            "python": dict(python),
         }
         for freeze in partial.glob("freeze-*.txt"):
             venv = freeze.stem[len("freeze-"):]
             manifest["python"][venv] = dict(
                 l.split("==", 1) for l in freeze.read_text().splitlines() if "==" in l)
         (partial / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
-        (partial / "layer.json").write_text(json.dumps({
+        info = {
             "hash": pkg_hash, "profile": self.recipe.name, "suite": self.recipe.suite, "mirror": self.mirror,
             "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "rootfs_bytes": (partial / "rootfs.tar").stat().st_size,
-        }, indent=1))
+        }
+        if parent:
+            info["parent"] = parent
+        (partial / "layer.json").write_text(json.dumps(info, indent=1))
+
+    def _build_derived_layer(self, pkg_hash: str, layer: Path, partial: Path, parent_layer: Path,
+                             parent_hash: str) -> Path:
+        """A layer on top of the parent's: unpack its root filesystem, apt-get install the
+        profile's extra packages in a chroot, add its venvs, pack it again."""
+        wheel_dir = partial / "wheels"
+        pins = self._fetch_wheels(wheel_dir)
+        t0 = time.monotonic()
+        root = partial / "rootfs"
+        root.mkdir()
+        log.info("[packages] unpacking the %s package layer %s", self.recipe.extends, parent_hash)
+        self._run(["tar", "--numeric-owner", "--xattrs", "--xattrs-include=*", "-xpf",
+                   str(parent_layer / "rootfs.tar"), "-C", str(root)], "packages")
+        (wheel_dir / "install-venvs.sh").write_text(self._venv_script(pins))
+        shutil.copytree(wheel_dir, root / "tmp/desktop-env-wheels")
+        shutil.rmtree(wheel_dir, ignore_errors=True)
+        # Package scripts must not start services in the build chroot.
+        policy = root / "usr/sbin/policy-rc.d"
+        policy.write_text("#!/bin/sh\nexit 101\n")
+        policy.chmod(0o755)
+        resolv = root / "etc/resolv.conf"
+        saved_resolv = resolv.read_bytes() if resolv.is_file() and not resolv.is_symlink() else None
+        resolv.unlink(missing_ok=True)
+        shutil.copy("/etc/resolv.conf", resolv)
+        packages = " ".join(shlex.quote(p) for p in self.recipe.own_packages)
+        log.info("[packages] apt-get install in the %s layer: %d packages (a few minutes)",
+                 self.recipe.extends, len(self.recipe.own_packages))
+        self._run_in_chroot(root, (
+            "apt-get -o Acquire::Retries=3 update && "
+            "DEBIAN_FRONTEND=noninteractive apt-get -o Acquire::Retries=3 install -y --no-install-recommends "
+            f"-o Dpkg::Options::=--path-exclude=/usr/share/doc/*/changelog* {packages} && "
+            "sh -eu /tmp/desktop-env-wheels/install-venvs.sh && "
+            "dpkg-query -W -f='${Package}\\t${Version}\\n' > /tmp/desktop-env-wheels/debs.tsv"), "packages")
+        for path in (root / "tmp/desktop-env-wheels").glob("freeze-*.txt"):
+            shutil.copy(path, partial / path.name)
+        shutil.copy(root / "tmp/desktop-env-wheels/debs.tsv", partial / "debs.tsv")
+        shutil.rmtree(root / "tmp/desktop-env-wheels")
+        policy.unlink()
+        resolv.unlink()
+        if saved_resolv is not None:
+            resolv.write_bytes(saved_resolv)
+        for junk in [*(root / "var/cache/apt/archives").glob("*.deb"), *(root / "var/lib/apt/lists").glob("*_*")]:
+            junk.unlink()
+        log.info("[packages] packing the %s layer", self.recipe.name)
+        self._run(["tar", "--numeric-owner", "--xattrs", "--xattrs-include=*", "-cpf", str(partial / "rootfs.tar"),
+                   "-C", str(root), "."], "packages")
+        shutil.rmtree(root)
+        parent_manifest = json.loads((parent_layer / "manifest.json").read_text())
+        self._write_layer_metadata(partial, pkg_hash, parent_manifest.get("python", {}), parent=parent_hash)
         self._phase_done("packages", t0)
         shutil.rmtree(layer, ignore_errors=True)
         os.replace(partial, layer)
         return layer
 
+    def _run_in_chroot(self, root: Path, script: str, phase: str) -> None:
+        """Run ``script`` (sh) chrooted in ``root`` with /proc, /dev and /dev/shm mounted in a private
+        mount namespace: the mounts vanish with the process, so none can outlive a failed build."""
+        r = shlex.quote(str(root))
+        outer = (f"mount -t proc proc {r}/proc && mount --rbind /dev {r}/dev && mount --make-rslave {r}/dev && "
+                 f"mount -t tmpfs -o mode=1777 tmpfs {r}/dev/shm && "
+                 f"exec chroot {r} /bin/sh -euc {shlex.quote(script)}")
+        self._run(["unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-euc", outer], phase)
+
     def _venv_script(self, pins: dict[str, list[dict]]) -> str:
         lines = ["# Generated by the image builder: one virtual environment per tool, offline."]
-        for venv in self.recipe.venvs:
+        for venv in self.recipe.layer_venvs:
             path = shlex.quote(venv.path)
             flags = "--system-site-packages " if venv.system_site_packages else ""
             specs = " ".join(shlex.quote(f"{p['name']}=={p['version']}") for p in pins[venv.name])
@@ -258,7 +352,10 @@ class ImageBuilder:
             self._install_guest_files(root, token)
             for script in self.recipe.assembly_scripts:
                 shutil.copy(script, root / "tmp" / script.name)
-                self._run(["chroot", str(root), "/bin/sh", "-eu", f"/tmp/{script.name}"], "assembly")
+                if self.recipe.chroot_mounts:
+                    self._run_in_chroot(root, f"sh -eu /tmp/{script.name}", "assembly")
+                else:
+                    self._run(["chroot", str(root), "/bin/sh", "-eu", f"/tmp/{script.name}"], "assembly")
                 (root / "tmp" / script.name).unlink(missing_ok=True)
             kernel, initrd = self._copy_boot_files(root, work)
             self._phase_done("assembly", t0)

@@ -68,6 +68,22 @@ class Recipe:
     assembly_scripts: list[Path]
     lock_path: Path
     parents: list[str] = field(default_factory=list)
+    #: The profile this one extends (built on its package layer), or None.
+    extends: str | None = None
+    #: Debian packages this profile adds to its parent's (all of ``packages`` when it extends nothing).
+    own_packages: list[str] = field(default_factory=list)
+    #: Names of the venvs this profile declares itself (not inherited).
+    own_venv_names: list[str] = field(default_factory=list)
+    #: Mount /proc, /dev and /dev/shm (in a private mount namespace) while the assembly scripts run.
+    chroot_mounts: bool = False
+
+    @property
+    def layer_venvs(self) -> list[VenvSpec]:
+        """The venvs this profile's own package layer installs (and its lock pins): all of them
+        for a root profile, only its own for one that extends another."""
+        if not self.extends:
+            return self.venvs
+        return [v for v in self.venvs if v.name in self.own_venv_names]
 
     # -- loading ----------------------------------------------------------------------
     @classmethod
@@ -95,6 +111,10 @@ class Recipe:
                 venvs.append(VenvSpec(vname, v["path"], reqs, bool(v.get("system_site_packages", False)),
                                       list(v.get("expose", [])), bool(v.get("no_deps", False))))
             asm = data.get("assembly", {})
+            own = tomllib.loads(src.read_text())
+            extends = own.get("profile", {}).get("extends")
+            own_packages = sorted(set(own.get("debian", {}).get("packages", []))) if extends else sorted(set(deb["packages"]))
+            own_venv_names = list(own.get("python", {}).get("venvs", {}))
             return cls(
                 name=profile,
                 description=prof.get("description", ""),
@@ -116,6 +136,10 @@ class Recipe:
                 assembly_scripts=[profiles_dir / s for s in asm.get("script", [])],
                 lock_path=profiles_dir / f"{profile}.lock.json",
                 parents=chain[:-1],
+                extends=extends,
+                own_packages=own_packages,
+                own_venv_names=own_venv_names,
+                chroot_mounts=bool(asm.get("chroot_mounts", False)),
             )
         except KeyError as exc:
             raise ImageBuildError("recipe", f"{src}: missing required key {exc}") from exc
@@ -139,7 +163,7 @@ class Recipe:
         if not lock or lock.get("python_version") != self.python_version:
             return None
         pins = {}
-        for venv in self.venvs:
+        for venv in self.layer_venvs:
             entry = lock.get("venvs", {}).get(venv.name)
             if not entry or entry.get("requirements") != venv.requirements:
                 return None
@@ -147,8 +171,24 @@ class Recipe:
         return pins
 
     # -- hashes -----------------------------------------------------------------------
-    def package_hash(self, mirror: str) -> str:
-        """Key of the package layer: Debian packages, mirror, suite, venv pins."""
+    def package_hash(self, mirror: str, parent_hash: str | None = None) -> str:
+        """Key of the package layer: Debian packages, mirror, suite, venv pins.
+
+        A profile that ``extends`` another is keyed by its parent's package hash
+        (``parent_hash``, required then) plus what it adds; a root profile's key does not
+        depend on any other profile.
+        """
+        if self.extends:
+            if not parent_hash:
+                raise ImageBuildError("recipe", f"{self.source}: profile {self.name!r} extends {self.extends!r}; "
+                                                "its package hash needs the parent's package hash")
+            return _digest({
+                "v": PACKAGE_LAYER_VERSION, "parent": parent_hash, "suite": self.suite, "mirror": mirror,
+                "packages": self.own_packages,
+                "venvs": [{"name": v.name, "path": v.path, "ssp": v.system_site_packages,
+                           "requirements": v.requirements, "no_deps": v.no_deps} for v in self.layer_venvs],
+                "lock": self.locked_pins(),
+            })
         payload = {
             "v": PACKAGE_LAYER_VERSION,
             "suite": self.suite, "components": self.components, "mirror": mirror,
@@ -204,6 +244,8 @@ def _load_merged(profile: str, profiles_dir: Path, seen: list[str]) -> tuple[dic
     for key in ("files", "script"):
         extra = asm.get(key, [])
         merged["assembly"][key] = merged["assembly"].get(key, []) + ([extra] if isinstance(extra, str) else extra)
+    if "chroot_mounts" in asm:
+        merged["assembly"]["chroot_mounts"] = asm["chroot_mounts"]
     return merged, chain + [profile]
 
 
