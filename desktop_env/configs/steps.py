@@ -52,6 +52,19 @@ def copyfile_from_host_to_guest(ctx: SetupContext, src: str, dest: str, json_enc
     logger.info("copied %s -> VM:%s (%d bytes)", path, dest, len(data))
 
 
+def script_command(dest: str, shell: bool):
+    """The command that runs the bash script ``dest`` in the VM from its own folder.
+
+    With ``shell`` it is one ``/bin/sh`` string; without, an argv list that passes the
+    folder and the script to bash as positional arguments, so nothing in them is
+    interpreted by a shell and the script still starts in its folder.
+    """
+    folder = str(PurePosixPath(dest).parent) or "."
+    if shell:
+        return f"cd {shlex.quote(folder)} && bash {shlex.quote(dest)}"
+    return ["bash", "-c", 'cd -- "$1" && exec bash "$2"', "bash", folder, dest]
+
+
 @SETUP_STEPS.register(host_paths=("src",))
 def script_and_execute(ctx: SetupContext, src: str, dest: str, shell: bool = True,
                        timeout_s: float | None = None) -> dict:
@@ -64,9 +77,7 @@ def script_and_execute(ctx: SetupContext, src: str, dest: str, shell: bool = Tru
         the server's reply ``{status, output, error, returncode}``.
     """
     copyfile_from_host_to_guest(ctx, src, dest)
-    folder = str(PurePosixPath(dest).parent)
-    command = f"cd {shlex.quote(folder)} && bash {shlex.quote(dest)}"
-    reply = ctx.controller.execute(command if shell else ["bash", dest], shell=shell, timeout_s=timeout_s)
+    reply = ctx.controller.execute(script_command(dest, shell), shell=shell, timeout_s=timeout_s)
     code = reply.get("returncode")
     if code not in (0, None):
         logger.warning("script %s exited with %s; stderr tail: %s", dest, code, (reply.get("error") or "")[-1000:])

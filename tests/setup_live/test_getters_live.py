@@ -104,6 +104,14 @@ def test_vm_script_output_runs_eval_sh_in_its_folder(ctx, guest):
     assert after == f"succeed\nran in {work}\n"
 
 
+def test_vm_script_output_without_shell_runs_in_its_folder(ctx, guest):
+    work = guest / "no shell"
+    (work).mkdir()
+    (work / "answer.txt").write_text("42")
+    out = _get(ctx, type="vm_script_output", src="eval.sh", dest=str(work / "eval.sh"), shell=False)
+    assert out == f"succeed\nran in {work}\n"
+
+
 def test_vm_command_line_and_error(ctx, guest):
     (guest / "n.txt").write_text("1\n2\n3\n")
     assert _get(ctx, type="vm_command_line", command=["wc", "-l", str(guest / "n.txt")]) == f"3 {guest / 'n.txt'}\n"

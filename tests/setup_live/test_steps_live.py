@@ -79,6 +79,19 @@ def test_script_and_execute_runs_init_sh_in_its_folder(suite, context, guest):
     assert (guest / "scripts" / "project" / "created.txt").read_text() == f"cwd={guest / 'scripts'}\n"
 
 
+def test_script_and_execute_without_shell_also_runs_in_its_folder(suite, context, guest):
+    """shell: false passes the folder and script as arguments: a space or `;` in the path is not interpreted."""
+    tid = str(uuid.uuid4())
+    dest = guest / "odd dir; touch pwned" / "init.sh"
+    task = suite(APP, _task([{"type": "script_and_execute", "parameters": {
+        "src": _rel(tid, "init.sh"), "dest": str(dest), "shell": False}}], tid),
+        files={"init.sh": "printf 'cwd=%s\\n' \"$(pwd)\" > here.txt\n"})
+    reply = run_step(context(task), task.config[0])
+    assert reply["returncode"] == 0, reply
+    assert (dest.parent / "here.txt").read_text() == f"cwd={dest.parent}\n"
+    assert not list(guest.rglob("pwned"))
+
+
 def test_script_and_execute_failure_does_not_stop_setup(suite, context, guest):
     tid = str(uuid.uuid4())
     task = suite(APP, _task([

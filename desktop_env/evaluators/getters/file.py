@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import logging
-import shlex
 from pathlib import Path, PurePosixPath
 
 from desktop_env.configs.base import SetupContext
+from desktop_env.configs.steps import script_command
 from desktop_env.errors import GuestServerError
 from desktop_env.registry import GETTERS
 from desktop_env.tasks import is_remote_url
@@ -80,8 +80,7 @@ def get_vm_script_output(ctx: SetupContext, src: str, dest: str, shell: bool = T
     if folder not in ("", ".", "/"):
         ctx.controller.execute(["mkdir", "-p", folder], shell=False)
     ctx.controller.upload_file(data, dest)
-    command = f"cd {shlex.quote(folder)} && bash {shlex.quote(dest)}"
-    reply = ctx.controller.execute(command if shell else ["bash", dest], shell=shell, timeout_s=timeout_s)
+    reply = ctx.controller.execute(script_command(dest, shell), shell=shell, timeout_s=timeout_s)
     if reply.get("returncode") not in (0, None):
         logger.info("script %s exited with %s; stderr tail: %s", dest, reply.get("returncode"),
                     (reply.get("error") or "")[-500:])
