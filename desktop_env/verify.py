@@ -312,11 +312,19 @@ def verify(suite: str | os.PathLike, result_dir: str | os.PathLike | None = None
     base = Path(result_dir).expanduser().resolve() if result_dir else default_result_dir(suite, cache_dir)
     dirs = {m: base / m for m in MODELS}
     collect(suite, dirs)  # fail on a broken suite before booting anything
+    crashed = {}
     for model in models:
         rc = run_model(model, suite, dirs[model], num_envs, path_to_vm, cache_dir, extra_args)
         if rc != 0:
             log.warning("run.py --model %s exited %d (details in %s)", model, rc, dirs[model] / "run.log")
+            lines = (dirs[model] / "run.log").read_text(errors="replace").strip().splitlines()
+            crashed[model] = f"run.py exited {rc}: {lines[-1][:200] if lines else 'no output'}"
     table = collect(suite, dirs)
+    for row in table.rows:  # a run.py that died before the task: say why instead of "not run"
+        for model, why in crashed.items():
+            run = getattr(row, model)
+            if run.score is None and run.detail == "not run":
+                run.detail = why
     table.date = datetime.date.today().isoformat()
     table.image, table.recipe_hash = _image_identity(path_to_vm, cache_dir)
     return table
@@ -340,7 +348,6 @@ def add_arguments(parser) -> None:
 
 def cmd_verify(args) -> int:
     """``tasks verify``: run both models, print the table, exit 0 only when every task is proven."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     if args.num_envs < 1:
         print("error: --num_envs must be at least 1", file=sys.stderr)
         return 2

@@ -1,0 +1,139 @@
+"""`tasks verify` without a VM: verdicts and tables drawn from fabricated run.py result folders."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from desktop_env import verify as v
+
+ROOT = Path(__file__).resolve().parents[2]
+
+FEASIBLE = {"id": "t-ok", "instruction": "make hello.txt", "config": [],
+            "evaluator": {"func": "check_include_exclude",
+                          "result": {"type": "vm_command_line", "command": "cat hello.txt"},
+                          "expected": {"type": "rule", "rules": {"include": ["hello"]}}}}
+
+
+def task(task_id, infeasible=False):
+    t = dict(FEASIBLE, id=task_id)
+    if infeasible:
+        t["evaluator"] = {"func": "infeasible"}
+    return t
+
+
+@pytest.fixture
+def fab(tmp_path, suite):
+    """fab({task_id: (oracle, noop, infeasible)}) -> (index path, result dirs); None scores write no result.txt."""
+    def make(spec, app="os"):
+        for tid, (_, _, infeasible) in spec.items():
+            suite(app, task(tid, infeasible))
+        index = tmp_path / "evaluation_examples" / "test_x.json"
+        index.write_text(json.dumps({app: list(spec)}))
+        dirs = {m: tmp_path / "results" / m for m in v.MODELS}
+        for tid, scores in spec.items():
+            for model, score in zip(v.MODELS, scores[:2]):
+                folder = v.result_folder(dirs[model], model, app, tid)
+                folder.mkdir(parents=True, exist_ok=True)
+                if score is not None:
+                    (folder / "result.txt").write_text(f"{score}\n")
+        return index, dirs
+    return make
+
+
+def test_verdicts(fab):
+    index, dirs = fab({"proven": (1.0, 0.0, False), "oracle-fails": (0.5, 0.0, False),
+                       "noop-passes": (1.0, 1.0, False), "both-bad": (0.0, 1.0, False),
+                       "infeasible": (1.0, 0.0, True), "no-oracle": (None, 0.0, False)})
+    table = v.collect(index, dirs)
+    got = {r.task_id: r.verdict for r in table.rows}
+    assert got == {"proven": v.PROVEN, "oracle-fails": v.ORACLE_FAILS, "noop-passes": v.NOOP_PASSES,
+                   "both-bad": v.ORACLE_FAILS, "infeasible": v.INFEASIBLE_OK, "no-oracle": v.NOT_SCORED}
+    assert not table.all_proven
+    assert table.counts()[v.PROVEN] == 1
+    assert [r.task_id for r in table.rows][0] == "proven"  # index order is kept
+
+
+def test_all_proven_and_tables(fab):
+    index, dirs = fab({"a": (1.0, 0.0, False), "b": (1.0, 0.0, True)})
+    table = v.collect(index, dirs)
+    table.date, table.image, table.recipe_hash = "2026-01-02", "base-abc123", "abc123"
+    assert table.all_proven
+    text = table.to_text()
+    assert "2/2 tasks proven" in text and "infeasible ok" in text and "abc123" in text
+    md = table.to_markdown().splitlines()
+    assert md[2].startswith("| domain | task | oracle | noop | verdict | date | image recipe hash |")
+    assert "| os | `a` | 1.0 | 0.0 | proven | 2026-01-02 | `abc123` |" in md
+    assert json.loads(json.dumps(table.to_json()))["tasks"][1]["verdict"] == v.INFEASIBLE_OK
+
+
+def test_unscored_marked_unverified_with_detail(fab):
+    index, dirs = fab({"crashed": (None, None, False)})
+    folder = v.result_folder(dirs["oracle"], "oracle", "os", "crashed")
+    (folder / "runtime.log").write_text("2026-01-01 10:00:00,000 run ERROR task crashed attempt 1 failed:\n"
+                                        "2026-01-01 10:00:01,000 run ERROR SetupError: Calc never opened\n")
+    row = v.collect(index, dirs).rows[0]
+    assert row.verdict == v.NOT_SCORED
+    assert "Calc never opened" in row.detail and "noop: no result.txt" in row.detail
+    assert "unverified" in v.VerifyTable(index, [row]).to_markdown()
+
+
+def test_status_json_gives_failure_detail(fab):
+    index, dirs = fab({"t": (None, 0.0, False)})
+    folder = v.result_folder(dirs["oracle"], "oracle", "os", "t")
+    (folder / "status.json").write_text(json.dumps({"status": "error", "error": "TimeoutError: too slow"}))
+    row = v.collect(index, dirs).rows[0]
+    assert row.oracle.status == "error" and "TimeoutError: too slow" in row.detail
+
+
+def test_unreadable_result_is_not_a_score(fab):
+    index, dirs = fab({"t": (1.0, 0.0, False)})
+    (v.result_folder(dirs["noop"], "noop", "os", "t") / "result.txt").write_text("n/a\n")
+    row = v.collect(index, dirs).rows[0]
+    assert row.noop.score is None and row.verdict == v.NOT_SCORED and "unreadable" in row.detail
+
+
+def test_listed_task_without_file_names_index_and_field(tmp_path, fab):
+    index, dirs = fab({"a": (1.0, 0.0, False)})
+    index.write_text(json.dumps({"os": ["a", "ghost"]}))
+    with pytest.raises(v.TaskConfigError) as err:
+        v.collect(index, dirs)
+    assert "ghost" in str(err.value) and "os[1]" in str(err.value)
+
+
+def test_cli_reads_existing_results_and_exit_status(fab, tmp_path):
+    index, dirs = fab({"a": (1.0, 0.0, False)})
+    cmd = [sys.executable, "-m", "desktop_env", "tasks", "verify", "--suite", str(index), "--no-run",
+           "--result_dir", str(tmp_path / "results"), "--markdown", str(tmp_path / "t.md")]
+    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "1/1 tasks proven" in out.stdout and "| os | `a` | 1.0 | 0.0 | proven |" in (tmp_path / "t.md").read_text()
+    (v.result_folder(dirs["noop"], "noop", "os", "a") / "result.txt").write_text("1.0\n")
+    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1 and v.NOOP_PASSES in out.stdout
+
+
+def test_cli_missing_suite(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "desktop_env", "tasks", "verify", "--suite",
+                          str(tmp_path / "nope.json"), "--no-run"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 2 and "nope.json" in out.stderr
+
+
+def test_smoke_suite_shape():
+    """The committed smoke suite: 8-10 tasks, a verbose/abstract pair, an infeasible task, every task solvable."""
+    from desktop_env.tasks import load_tasks_from_index
+
+    tasks = load_tasks_from_index(ROOT / "evaluation_examples" / "test_smoke.json")
+    assert 8 <= len(tasks) <= 10
+    ids = {t.id: t for t in tasks}
+    pairs = [t for t in tasks if t.counterpart in ids and ids[t.counterpart].counterpart == t.id]
+    assert {g for t in pairs for g in t.tags if g in ("verbose", "abstract")} == {"verbose", "abstract"}
+    assert any(v.is_infeasible(t) for t in tasks)
+    for t in tasks:
+        assert t.extra.get("solution") or (t.path.parent / "solution.sh").exists(), t.id
+        assert {"gui", "cli", "cli+gui"} & set(t.tags) and {"verbose", "abstract"} & set(t.tags), t.id
+        assert t.source and t.related_apps and t.action_number, t.id
