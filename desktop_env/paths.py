@@ -6,6 +6,9 @@ from pathlib import Path
 
 #: Environment variable that overrides the cache directory.
 CACHE_ENV = "DESKTOP_ENV_CACHE"
+#: Environment variable that moves the runtime state (VM folders, port locks) out of the cache,
+#: e.g. to give one run a private folder while it still uses the shared images.
+RUNTIME_ENV = "DESKTOP_ENV_RUNTIME_DIR"
 
 
 def cache_dir(override: str | os.PathLike | None = None) -> Path:
@@ -20,8 +23,12 @@ def cache_dir(override: str | os.PathLike | None = None) -> Path:
 
 
 def runtime_dir(override: str | os.PathLike | None = None) -> Path:
-    """Per-host runtime state (VM sockets, overlays, port locks), under the cache."""
-    path = cache_dir(override) / "run"
+    """Per-host runtime state (VM sockets, overlays, port locks): ``$DESKTOP_ENV_RUNTIME_DIR``
+    when set, else ``run/`` under the cache directory (``override`` or the default)."""
+    if os.environ.get(RUNTIME_ENV):
+        path = Path(os.environ[RUNTIME_ENV]).expanduser().resolve()
+    else:
+        path = cache_dir(override) / "run"
     path.mkdir(parents=True, exist_ok=True)
     return path
 

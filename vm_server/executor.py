@@ -177,7 +177,9 @@ class PyExecutor:
             code: Python source.
             mode: ``"pyautogui"`` pre-binds ``pyautogui`` and ``time`` in the globals;
                 ``"python"`` starts from empty globals.
-            timeout_s: limit for waiting for the executor and for running the code.
+            timeout_s: limit for waiting for the executor (held by another call) and, counted
+                once the worker is up, for running the code: a worker that has to start first
+                (after a timeout killed the last one) does not eat into the code's time.
 
         Returns:
             The result; on timeout the worker has been killed (``timed_out``), and if
@@ -193,6 +195,7 @@ class PyExecutor:
             raise Busy(f"the executor stayed busy with another call for {timeout_s:g} s")
         try:
             proc = self._ensure_started()
+            deadline = time.monotonic() + timeout_s
             pid = proc.pid
             # Fresh files per call: a program the previous code left running may still
             # hold the old ones open and keep writing.
@@ -212,6 +215,8 @@ class PyExecutor:
                     timed_out = True
                     logger.warning("executor call timed out after %.1f s; killing worker %d", timeout_s, pid)
                     self._kill(proc)
+                    # Start the replacement now (it waits for this call's lock), not in the next call.
+                    threading.Thread(target=self.prestart, name="executor-restart", daemon=True).start()
                 else:
                     returncode = int(reply.get("returncode", -1))
                     if reply.get("restart"):

@@ -110,9 +110,9 @@ class PythonController:
         return f"PythonController({self.base_url!r})"
 
     def _request(self, method: str, path: str, *, read_timeout_s: float | None = None,
-                 stream: bool = False, **kwargs) -> requests.Response:
+                 connect_timeout_s: float = _CONNECT_TIMEOUT_S, stream: bool = False, **kwargs) -> requests.Response:
         url = self.base_url + path
-        timeout = (_CONNECT_TIMEOUT_S, read_timeout_s or self.timeout_s)
+        timeout = (connect_timeout_s, read_timeout_s or self.timeout_s)
         try:
             response = self._session.request(method, url, timeout=timeout, stream=stream, **kwargs)
         except requests.RequestException as exc:
@@ -142,9 +142,13 @@ class PythonController:
 
     # -- health -----------------------------------------------------------------------------
 
-    def health(self) -> dict:
-        """``{"status": "ok", "display": bool, "version": str, ...}`` (needs no token)."""
-        return self._json("GET", "/health", read_timeout_s=10)
+    def health(self, timeout_s: float = 10.0) -> dict:
+        """``{"status": "ok", "display": bool, "version": str, ...}`` (needs no token).
+
+        Raises:
+            GuestServerError: no answer within ``timeout_s`` (connect and read each), or an error reply.
+        """
+        return self._json("GET", "/health", read_timeout_s=timeout_s, connect_timeout_s=timeout_s)
 
     def wait_ready(self, timeout_s: float = 120.0, require_display: bool = True) -> dict:
         """Poll ``/health`` until the server answers (and X is up) or ``timeout_s`` passes.

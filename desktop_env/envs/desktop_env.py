@@ -15,7 +15,7 @@ from PIL import Image
 from desktop_env.actions import (Computer13Space, InvalidAction, PyAutoGUISpace, UnicodeText, parse_action,
                                  typing_code)
 from desktop_env.controllers.python import PythonController
-from desktop_env.errors import DesktopEnvError, GuestServerError, TaskConfigError
+from desktop_env.errors import DesktopEnvError, GuestServerError, TaskConfigError, VMError
 from desktop_env.providers.base import Provider, create_provider
 
 log = logging.getLogger(__name__)
@@ -32,7 +32,10 @@ class DesktopEnv(gym.Env):
     or WAIT/DONE/FAIL) and returns ``(obs, reward, terminated, truncated, info)``: DONE
     and FAIL terminate and score the task (reward = score); reaching ``max_steps``
     truncates and scores the state reached. An invalid action never raises: its error
-    is in ``info["error"]`` and ``obs["error"]``.
+    is in ``info["error"]`` and ``obs["error"]``. When the in-VM server does not answer,
+    ``step`` probes its health check (bounded) and says so in ``info["error"]``
+    (``info["server_healthy"]`` is False); ``reset`` recovers by reverting. When the VM
+    itself died (its QEMU is gone), ``step`` raises :class:`VMError`.
 
     Observations are dicts: ``screenshot`` (H x W x 3 uint8, taken host-side when the
     provider can), ``accessibility_tree`` (XML, when ``require_a11y_tree``),
@@ -51,6 +54,8 @@ class DesktopEnv(gym.Env):
         image_profile: profile whose newest image is used when ``path_to_vm`` is None.
         max_steps: steps after which an episode is truncated.
         provider: an already constructed provider (overrides the above).
+        action_timeout_s: server-side limit for one pyautogui action (None: the server's
+            default, 60 s); a longer action is killed and reported in ``info["error"]``.
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 1}
@@ -61,7 +66,7 @@ class DesktopEnv(gym.Env):
                  require_a11y_tree: bool = True, require_terminal: bool = False,
                  cache_dir: str | Path | None = None, accel: str = "auto", image_profile: str = "base",
                  max_steps: int = 15, render_mode: str | None = "rgb_array", provider: Provider | None = None,
-                 os_type: str = "Ubuntu", **provider_kwargs: Any):
+                 os_type: str = "Ubuntu", action_timeout_s: float | None = None, **provider_kwargs: Any):
         if action_space not in ("pyautogui", "computer_13"):
             raise ValueError(f"action_space must be 'pyautogui' or 'computer_13', not {action_space!r}")
         self.action_space_name = action_space
@@ -69,6 +74,7 @@ class DesktopEnv(gym.Env):
         self.require_a11y_tree = require_a11y_tree
         self.require_terminal = require_terminal
         self.max_steps = max_steps
+        self.action_timeout_s = action_timeout_s
         self.render_mode = render_mode
         self.cache_dir = Path(cache_dir) if cache_dir else None
         self.provider = provider or create_provider(
@@ -194,7 +200,12 @@ class DesktopEnv(gym.Env):
             try:
                 error = self._execute(parsed)
             except GuestServerError as exc:
+                self._raise_if_vm_died(exc)
                 error = f"the in-VM server failed to run the action: {exc}"
+                if exc.status is None:
+                    info["server_healthy"] = self.server_healthy()
+                    if not info["server_healthy"]:
+                        error += "; its health check does not answer either (reset() reverts to the snapshot)"
             if parsed.kind in ("DONE", "FAIL"):
                 terminated = True
         info["action_s"] = time.monotonic() - t0
@@ -218,7 +229,7 @@ class DesktopEnv(gym.Env):
             reply = self.controller.run_python(typing_code(parsed.text),
                                                timeout_s=60 + 0.02 * len(parsed.text))
         else:
-            reply = self.controller.run_pyautogui(parsed.code)
+            reply = self.controller.run_pyautogui(parsed.code, timeout_s=self.action_timeout_s)
         if reply.get("returncode", 0) != 0 or reply.get("status") == "error":
             return (reply.get("error") or reply.get("message") or reply.get("output") or "action failed").strip()
         return ""
@@ -234,15 +245,41 @@ class DesktopEnv(gym.Env):
         self._evaluated = float(evaluate(self.task, self._context(), self._last_action))
         return self._evaluated
 
+    def server_healthy(self, timeout_s: float = 10.0) -> bool:
+        """Whether the in-VM server's ``/health`` answers "ok" within about ``timeout_s`` seconds."""
+        if self.controller is None:
+            return False
+        try:
+            return self.controller.health(timeout_s=timeout_s).get("status") == "ok"
+        except GuestServerError as exc:
+            log.warning("in-VM server health check failed: %s", exc)
+            return False
+
+    def _raise_if_vm_died(self, cause: Exception) -> None:
+        if not self.provider.is_running():
+            raise VMError(f"the VM stopped running (its {self.provider.name} process is gone): {cause}; "
+                          "reset() starts a fresh one from the snapshot") from cause
+
     # -- observing ------------------------------------------------------------------
     def screenshot_png(self) -> bytes:
-        """PNG of the screen: host-side when the provider can, else through the in-VM server."""
+        """PNG of the screen: host-side when the provider can, else through the in-VM server.
+
+        Raises:
+            VMError: the VM is not running any more.
+        """
         data = None
         try:
             data = self.provider.screenshot()
         except DesktopEnvError as exc:
+            self._raise_if_vm_died(exc)
             log.warning("host-side screenshot failed (%s); asking the in-VM server", exc)
-        return data if data else self.controller.screenshot()
+        if data:
+            return data
+        try:
+            return self.controller.screenshot()
+        except GuestServerError as exc:
+            self._raise_if_vm_died(exc)
+            raise
 
     def _observe(self, error: str = "") -> dict:
         png = self.screenshot_png()

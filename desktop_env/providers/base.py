@@ -83,6 +83,10 @@ class Provider(abc.ABC):
         """Bearer token of the in-VM server (None when the image was built with --no-auth)."""
         return None
 
+    def is_running(self) -> bool:
+        """Whether the VM's process is alive (providers that cannot tell say True)."""
+        return bool(self.status().get("running", True))
+
     @abc.abstractmethod
     def status(self) -> dict:
         """A JSON-able description: running, pid, ports, image, snapshot list."""

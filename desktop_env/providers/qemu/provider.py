@@ -438,6 +438,10 @@ class QemuProvider(Provider):
             raise SnapshotError(f"'{command}' failed: {out.strip()}")
         return out
 
+    def is_running(self) -> bool:
+        """Whether this VM's QEMU process is alive."""
+        return self.machine is not None and self.machine.is_running()
+
     # -- observation ----------------------------------------------------------------
     def screenshot(self) -> bytes | None:
         """PNG from QEMU's screendump (no guest CPU spent)."""
