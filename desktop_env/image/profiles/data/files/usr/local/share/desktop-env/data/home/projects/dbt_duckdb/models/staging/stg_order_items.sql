@@ -1,0 +1,2 @@
+select order_id, product_id, quantity, unit_price, quantity * unit_price as line_total
+from {{ ref('raw_order_items') }}
