@@ -1,11 +1,18 @@
 """Run an agent over a task suite: `python run.py --model oracle --test_all_meta_path evaluation_examples/test_smoke.json`.
 
-Results go to <result_dir>/<action_space>/<observation_type>/<model>/<domain>/<task_id>/
-(traj.jsonl, step_<n>_<timestamp>.png, result.txt, runtime.log). A task whose result.txt
-is non-empty counts as done: rerunning the same command completes only what is missing.
+Models: built-in agents `oracle` (replays each task's reference solution), `noop` (DONE at
+once), `random` (random computer_13 actions, --seed) and `human` (you, through noVNC);
+any other name is a chat model: `claude-*` through the Anthropic SDK (ANTHROPIC_API_KEY),
+everything else through the OpenAI SDK (OPENAI_API_KEY, or --api_key_env; --base_url for
+vLLM, Ollama, LM Studio or another compatible server). Models see the screen resized to
+--model_screen and their coordinates are mapped back to the real screen.
 
-Status: models `noop` and `oracle` (replays each task's reference solution) are here;
-hosted-model clients, set-of-marks observations, RAG and libvirt scale-out are not yet.
+Results go to <result_dir>/<action_space>/<observation_type>/<model>/<domain>/<task_id>/
+(with --trials K > 1: .../<task_id>/trial_<k>/): traj.jsonl, step_<n>_<timestamp>.png,
+result.txt (the score), status.json (status, score, steps, times, attempts), runtime.log,
+recording.mp4 (--record); manifest.json and summary.json in the model folder. Rerunning
+the same command resumes: tasks with a final status are skipped, infrastructure failures
+are retried. Ctrl-C or SIGTERM stops the VMs and keeps finished tasks.
 """
 from __future__ import annotations
 
@@ -15,113 +22,179 @@ import json
 import logging
 import multiprocessing
 import os
+import queue
 import signal
+import subprocess
 import sys
 import time
 import traceback
 from pathlib import Path
 
 log = logging.getLogger("run")
+ROOT = Path(__file__).resolve().parent
+
+#: Statuses a rerun does not repeat; ``infra_error`` is the only one it retries.
+FINAL_STATUSES = ("success", "agent_fail", "wrong_result", "parse_error", "timeout", "task_error")
+BUILTIN_HELP = "oracle, noop, random, human"
 
 
-def config() -> argparse.Namespace:
+def config(argv: list[str] | None = None) -> argparse.Namespace:
+    """Parse run.py's flags (``argv`` defaults to the command line)."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     env = p.add_argument_group("environment")
     env.add_argument("--path_to_vm", default=None, help="image name, profile or image folder (default: newest base)")
     env.add_argument("--provider_name", default="qemu", help="VM provider (default: qemu)")
     env.add_argument("--headless", action="store_true", help="accepted for compatibility: VMs never open a window")
-    env.add_argument("--action_space", default="pyautogui", choices=["pyautogui", "computer_13"])
+    env.add_argument("--action_space", default="pyautogui", choices=["pyautogui", "computer_13"],
+                     help="pyautogui code strings or computer_13 action dicts (default pyautogui)")
     env.add_argument("--observation_type", default="screenshot",
-                     choices=["screenshot", "a11y_tree", "screenshot_a11y_tree"],
-                     help="what the agent sees (set-of-marks `som` is not implemented yet)")
+                     choices=["screenshot", "a11y_tree", "screenshot_a11y_tree", "som"],
+                     help="what a model sees: the screenshot, the accessibility tree (as a table), both, or "
+                          "set-of-marks (numbered boxes from the tree drawn on the screenshot plus their table)")
     env.add_argument("--screen_width", type=int, default=None, help="must match the image (default: the image's)")
-    env.add_argument("--screen_height", type=int, default=None)
+    env.add_argument("--screen_height", type=int, default=None, help="must match the image (default: the image's)")
     env.add_argument("--sleep_after_execution", type=float, default=0.0, help="seconds to wait after each action")
-    env.add_argument("--max_steps", type=int, default=15, help="agent turns per task (default 15)")
+    env.add_argument("--max_steps", type=int, default=15, help="actions per task (default 15); a turn whose reply "
+                                                               "does not parse counts as one")
     env.add_argument("--cache_dir", default=None, help="image and runtime cache (default ~/.cache/desktop-env)")
+    env.add_argument("--record", action="store_true", help="record each task's screen into recording.mp4 "
+                                                           "(host-side frames; costs CPU)")
     agent = p.add_argument_group("agent")
-    agent.add_argument("--model", default="oracle", help="agent: noop or oracle (default oracle)")
-    later = "for model clients (not implemented yet; noop and oracle ignore it)"
-    agent.add_argument("--max_trajectory_length", type=int, default=3, help=f"past turns kept in the prompt, {later}")
-    agent.add_argument("--a11y_tree_max_tokens", type=int, default=10000, help=later)
-    agent.add_argument("--temperature", type=float, default=1.0, help=later)
-    agent.add_argument("--top_p", type=float, default=0.9, help=later)
-    agent.add_argument("--max_tokens", type=int, default=1500, help=later)
+    agent.add_argument("--model", default="oracle",
+                       help=f"built-in agent ({BUILTIN_HELP}) or a model name: claude-* via the Anthropic SDK, "
+                            "anything else via the OpenAI SDK (default oracle)")
+    agent.add_argument("--base_url", default=None,
+                       help="API base URL of an OpenAI-compatible server (e.g. http://127.0.0.1:8000/v1) or of an "
+                            "Anthropic endpoint; without it the vendor's public API is used")
+    agent.add_argument("--api_key_env", default=None,
+                       help="environment variable holding the API key (default OPENAI_API_KEY, or ANTHROPIC_API_KEY "
+                            "for claude-*); with --base_url and no key set, a placeholder key is sent")
+    agent.add_argument("--max_trajectory_length", type=int, default=3,
+                       help="past turns (observation and reply) kept in the prompt (default 3)")
+    agent.add_argument("--a11y_tree_max_tokens", type=int, default=10000,
+                       help="token budget for the accessibility tree / set-of-marks table; whole lines are kept, "
+                            "tokens estimated as characters/4 (default 10000)")
+    agent.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (default 1.0)")
+    agent.add_argument("--top_p", type=float, default=None,
+                       help="nucleus sampling; not sent unless given (recent Claude models refuse it with "
+                            "temperature)")
+    agent.add_argument("--max_tokens", type=int, default=1500, help="most tokens per model reply (default 1500)")
+    agent.add_argument("--model_screen", default="1280x720",
+                       help="largest screen size the model is shown, WIDTHxHEIGHT (default 1280x720; the real "
+                            "screen's aspect ratio is kept, coordinates are mapped back)")
+    agent.add_argument("--seed", type=int, default=0, help="seed of the random agent (default 0)")
     suite = p.add_argument_group("suite and results")
     suite.add_argument("--domain", default="all", help="run only this app's tasks (default all)")
     suite.add_argument("--test_config_base_dir", default="evaluation_examples", help="folder holding examples/")
     suite.add_argument("--test_all_meta_path", default="evaluation_examples/test_smoke.json",
                        help="index file {app: [task ids]}")
-    suite.add_argument("--result_dir", default="./results")
-    suite.add_argument("--num_envs", type=int, default=1, help="environments (VMs) run in parallel")
-    suite.add_argument("--task_timeout", type=float, default=1800.0, help="seconds per task attempt")
-    suite.add_argument("--retries", type=int, default=1, help="extra attempts after an infrastructure failure")
-    args = p.parse_args()
+    suite.add_argument("--exclude_account", action="store_true",
+                       help="skip tasks that need a cloud account (tagged `account`, or using account-only steps, "
+                            "getters or metrics)")
+    suite.add_argument("--result_dir", default="./results", help="where results go (default ./results)")
+    suite.add_argument("--num_envs", type=int, default=1, help="environments (VMs, one process each) run in parallel")
+    suite.add_argument("--trials", type=int, default=1,
+                       help="runs per task (default 1); with more, each goes to <task_id>/trial_<k>/ and the summary "
+                            "gives the mean and pass@k")
+    suite.add_argument("--task_timeout", type=float, default=1800.0,
+                       help="seconds per task attempt; past it the task scores 0 with status timeout (default 1800)")
+    suite.add_argument("--retries", type=int, default=1,
+                       help="extra attempts on a fresh VM after an infrastructure failure (default 1)")
+    args = p.parse_args(argv)
     if (args.screen_width is None) != (args.screen_height is None):
         p.error("give both --screen_width and --screen_height, or neither")
     if args.num_envs < 1:
         p.error("--num_envs must be at least 1")
+    if args.trials < 1:
+        p.error("--trials must be at least 1")
+    if args.retries < 0:
+        p.error("--retries must be 0 or more")
+    from desktop_env.agents.parsing import parse_size
+
+    try:
+        args.model_screen_size = parse_size(args.model_screen)
+    except ValueError as exc:
+        p.error(f"--model_screen: {exc}")
+    if args.model == "human" and args.num_envs != 1:
+        p.error("--model human takes one task at a time: use --num_envs 1")
     return args
 
 
-def task_dir(args, domain: str, task_id: str) -> Path:
-    return Path(args.result_dir) / args.action_space / args.observation_type / args.model / domain / task_id
+def agent_options(args) -> dict:
+    """The keyword options ``create_agent`` gets from the flags."""
+    return dict(action_space=args.action_space, observation_type=args.observation_type,
+                max_trajectory_length=args.max_trajectory_length, a11y_tree_max_tokens=args.a11y_tree_max_tokens,
+                temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens,
+                model_screen=args.model_screen_size, base_url=args.base_url, api_key_env=args.api_key_env,
+                seed=args.seed)
 
 
-def is_done(folder: Path) -> bool:
-    result = folder / "result.txt"
-    return result.exists() and result.read_text().strip() != ""
+# -- layout -----------------------------------------------------------------------------------
+def model_dir(args) -> Path:
+    return Path(args.result_dir) / args.action_space / args.observation_type / args.model.replace("/", "_")
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
+def task_dir(args, domain: str, task_id: str, trial: int = 1) -> Path:
+    """A task's (or trial's) result folder; one trial keeps the classic layout."""
+    folder = model_dir(args) / domain / task_id
+    return folder / f"trial_{trial}" if args.trials > 1 else folder
+
+
+def now_iso() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(text)
     os.replace(tmp, path)
 
 
-# -- one task -----------------------------------------------------------------------------
-def run_task(env, agent, task, args, folder: Path) -> float:
-    """Run one episode; writes the trajectory, screenshots and result.txt into ``folder``."""
-    from desktop_env.errors import DesktopEnvError
+def write_json_atomic(path: Path, obj) -> None:
+    write_atomic(path, json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
 
-    folder.mkdir(parents=True, exist_ok=True)
-    for stale in list(folder.glob("step_*.png")) + [folder / "traj.jsonl"]:
-        stale.unlink(missing_ok=True)
-    obs, info = env.reset(options={"task_config": task})
-    agent.reset(task)
-    stamp = lambda: datetime.datetime.now().strftime("%Y%m%d@%H%M%S%f")  # noqa: E731
-    (folder / f"step_0_{stamp()}.png").write_bytes(env.screenshot_png())
-    step, done, score = 0, False, None
-    with open(folder / "traj.jsonl", "w") as traj:
-        while not done and step < args.max_steps:
-            response, actions = agent.predict(task.instruction, obs)
-            for action in actions:
-                step += 1
-                if isinstance(action, dict) and "command" in action:
-                    reply = env.controller.execute(action["command"], shell=action.get("shell", False),
-                                                   timeout_s=min(args.task_timeout, 600))
-                    reward, terminated, truncated = 0.0, False, False
-                    info = {"command_returncode": reply.get("returncode")}
-                else:
-                    obs, reward, terminated, truncated, info = env.step(action)
-                if args.sleep_after_execution:
-                    time.sleep(args.sleep_after_execution)
-                shot = f"step_{step}_{stamp()}.png"
-                (folder / shot).write_bytes(env.screenshot_png())
-                traj.write(json.dumps({"step_num": step, "action": action, "response": response,
-                                       "reward": reward, "done": terminated or truncated,
-                                       "info": {k: v for k, v in info.items() if _jsonable(v)},
-                                       "screenshot_file": shot}, ensure_ascii=False) + "\n")
-                traj.flush()
-                if terminated or truncated:
-                    done, score = True, float(reward)
-                    break
-    if score is None:
-        score = env.evaluate()
-    if not isinstance(score, float):
-        raise DesktopEnvError(f"evaluator returned {score!r}")
-    _write_atomic(folder / "result.txt", f"{score}\n")
-    return score
+
+def read_status(folder: Path) -> dict | None:
+    """The folder's status.json; for a legacy folder with only a non-empty result.txt, a final
+    status derived from the score; None when the task has not run (or status.json is unreadable)."""
+    try:
+        return json.loads((folder / "status.json").read_text())
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError) as exc:
+        log.warning("%s/status.json is unreadable (%s): the task runs again", folder, exc)
+        return None
+    result = folder / "result.txt"
+    if result.exists() and result.read_text().strip():
+        try:
+            score = float(result.read_text())
+        except ValueError:
+            return None
+        traj = folder / "traj.jsonl"
+        steps = sum(1 for line in traj.read_text().splitlines() if line.strip()) if traj.exists() else 0
+        return {"status": "success" if score >= 1.0 else "wrong_result", "final": True, "score": score,
+                "steps": steps, "duration_s": None, "legacy": True}
+    return None
+
+
+def classify(score: float, last_action_type: str | None, last_turn_parse_error: bool, feasible: bool) -> str:
+    """The status of a scored episode.
+
+    score 1 -> success; FAIL as the last action of a feasible task -> agent_fail; a lower
+    score after a last turn whose reply did not parse -> parse_error; otherwise wrong_result.
+    """
+    if score >= 1.0:
+        return "success"
+    if last_action_type == "FAIL" and feasible:
+        return "agent_fail"
+    if last_turn_parse_error:
+        return "parse_error"
+    return "wrong_result"
+
+
+# -- one episode ------------------------------------------------------------------------------
+class TaskTimeout(Exception):
+    """The attempt ran past --task_timeout."""
 
 
 def _jsonable(value) -> bool:
@@ -132,141 +205,517 @@ def _jsonable(value) -> bool:
         return False
 
 
-# -- workers ------------------------------------------------------------------------------
+def run_episode(env, agent, task, args, folder: Path, deadline: float) -> dict:
+    """Run one episode into ``folder`` (trajectory and screenshots); returns score, steps and how it ended.
+
+    Raises:
+        TaskTimeout: past ``deadline`` (time.monotonic()).
+        DesktopEnvError and others: from the environment (the caller classifies them).
+    """
+    from desktop_env.agents.parsing import action_struct
+
+    for stale in [*folder.glob("step_*.png"), folder / "traj.jsonl", folder / "result.txt",
+                  folder / "recording.mp4"]:
+        stale.unlink(missing_ok=True)
+    obs, _info = env.reset(options={"task_config": task})
+    agent.reset(task, env)
+    if args.record:
+        env.start_recording(folder / "recording.mp4")
+    stamp = lambda: datetime.datetime.now().strftime("%Y%m%d@%H%M%S%f")  # noqa: E731
+    (folder / f"step_0_{stamp()}.png").write_bytes(env.screenshot_png())
+    step, done, score = 0, False, None
+    last_type, last_parse_error = None, False
+
+    def check_time():
+        if time.monotonic() > deadline:
+            raise TaskTimeout(f"task attempt exceeded --task_timeout {args.task_timeout:g} s")
+
+    with open(folder / "traj.jsonl", "w") as traj:
+        def record(action, response, turn, first, reward, is_done, info, shot, parse_error=None):
+            mapping = getattr(agent, "screen_mapping", None)
+            traj.write(json.dumps({
+                "step_num": step, "timestamp": now_iso(), "action": action, "action_struct": action_struct(action),
+                "response": response, "parse_error": parse_error,
+                "tokens_in": turn.tokens_in if first else None, "tokens_out": turn.tokens_out if first else None,
+                "latency_s": turn.latency_s if first else None,
+                "reward": reward, "done": is_done, "info": {k: v for k, v in info.items() if _jsonable(v)},
+                "screenshot_file": shot, "screen_mapping": mapping.to_json() if mapping is not None else None,
+            }, ensure_ascii=False) + "\n")
+            traj.flush()
+
+        while not done and step < args.max_steps:
+            check_time()
+            response, actions = agent.predict(task.instruction, obs)
+            turn = agent.last_turn
+            if not actions:
+                step += 1
+                last_parse_error = True
+                record(None, response, turn, True, 0.0, False, {}, None,
+                       turn.parse_error or "the agent gave no action")
+                continue
+            last_parse_error = False
+            for i, action in enumerate(actions):
+                step += 1
+                if isinstance(action, dict) and "command" in action:
+                    reply = env.controller.execute(action["command"], shell=action.get("shell", False),
+                                                   timeout_s=max(1.0, min(deadline - time.monotonic(), 600)))
+                    reward, terminated, truncated = 0.0, False, False
+                    info = {"command_returncode": reply.get("returncode")}
+                else:
+                    obs, reward, terminated, truncated, info = env.step(action)
+                if args.sleep_after_execution:
+                    time.sleep(args.sleep_after_execution)
+                shot = f"step_{step}_{stamp()}.png"
+                (folder / shot).write_bytes(env.screenshot_png())
+                last_type = action_struct(action)["type"]
+                record(action, response, turn, i == 0, reward, terminated or truncated, info, shot)
+                if terminated or truncated:
+                    done, score = True, float(reward)
+                    break
+                check_time()
+                if step >= args.max_steps:
+                    break
+    if args.record:
+        try:
+            env.end_recording()
+        except Exception:  # a failed encoder must not cost the score
+            log.exception("ending the recording")
+    if score is None:
+        score = float(env.evaluate())
+    return {"score": score, "steps": step, "last_type": last_type, "last_parse_error": last_parse_error}
+
+
+# -- workers ----------------------------------------------------------------------------------
+def _infra_errors() -> tuple[type, ...]:
+    import requests
+
+    from desktop_env.agents.llm import ModelAPIError
+    from desktop_env.errors import GuestServerError, HostToolMissing, SnapshotError, VMError, VMLaunchError
+
+    return (VMError, GuestServerError, VMLaunchError, SnapshotError, HostToolMissing, ModelAPIError,
+            ConnectionError, requests.RequestException)
+
+
+def run_job(job: dict, args, agent, env_box: list, new_env) -> dict:
+    """One task (one trial) with retries; writes status.json (and result.txt when final); returns the status."""
+    from desktop_env.agents.llm import ModelAPIError
+    from desktop_env.errors import TaskConfigError
+    from desktop_env.tasks import load_task
+
+    folder = Path(job["folder"])
+    folder.mkdir(parents=True, exist_ok=True)
+    status = {"task_id": job["task_id"], "domain": job["domain"], "model": args.model, "trial": job["trial"],
+              "action_space": args.action_space, "observation_type": args.observation_type,
+              "status": "infra_error", "final": False, "score": None, "steps": 0, "duration_s": 0.0,
+              "attempts": 0, "error": None, "started": now_iso(), "finished": None,
+              "tags": job.get("tags", []), "related_apps": job.get("related_apps", [])}
+    t0 = time.monotonic()
+    infra = _infra_errors()
+
+    def close_env():
+        if env_box[0] is not None:
+            try:
+                env_box[0].close()
+            except Exception:
+                log.exception("closing the environment")
+            env_box[0] = None
+
+    try:
+        task = load_task(job["path"])
+        status["tags"], status["related_apps"] = list(task.tags), list(task.related_apps)
+        feasible = task.evaluator is None or "infeasible" not in task.evaluator.funcs
+        for attempt in range(args.retries + 1):
+            status["attempts"] = attempt + 1
+            deadline = time.monotonic() + args.task_timeout
+            signal.setitimer(signal.ITIMER_REAL, args.task_timeout)
+            try:
+                if env_box[0] is None:
+                    env_box[0] = new_env()
+                episode = run_episode(env_box[0], agent, task, args, folder, deadline)
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                status.update(score=episode["score"], steps=episode["steps"], final=True, error=None,
+                              status=classify(episode["score"], episode["last_type"], episode["last_parse_error"],
+                                              feasible))
+                break
+            except TaskTimeout as exc:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                status.update(status="timeout", final=True, score=0.0, error=str(exc), steps=_steps(folder))
+                log.error("task %s: %s", job["task_id"], exc)
+                close_env()  # the VM may be mid-action: start the next task on a fresh one
+                break
+            except TaskConfigError as exc:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                status.update(status="task_error", final=True, error=f"{type(exc).__name__}: {exc}")
+                log.error("task %s is broken: %s", job["task_id"], exc)
+                break
+            except infra as exc:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                status.update(status="infra_error", final=False, score=None, error=f"{type(exc).__name__}: {exc}",
+                              steps=_steps(folder))
+                log.error("task %s attempt %d: infrastructure failure:\n%s", job["task_id"], attempt + 1,
+                          traceback.format_exc())
+                if not isinstance(exc, ModelAPIError):  # the VM is fine when only the model API failed
+                    close_env()
+            except Exception as exc:  # a setup step or evaluator that cannot work: the task is broken
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                status.update(status="task_error", final=True, error=f"{type(exc).__name__}: {exc}",
+                              steps=_steps(folder))
+                log.error("task %s failed:\n%s", job["task_id"], traceback.format_exc())
+                break
+    except TaskConfigError as exc:
+        status.update(status="task_error", final=True, error=f"{type(exc).__name__}: {exc}")
+        log.error("task %s cannot run: %s", job["task_id"], exc)
+    except KeyboardInterrupt:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        status.update(status="infra_error", final=False, score=None, error="interrupted; rerun to complete",
+                      steps=_steps(folder))
+        raise
+    finally:
+        status["duration_s"] = round(time.monotonic() - t0, 2)
+        status["finished"] = now_iso()
+        if status["final"] and status["score"] is not None:
+            write_atomic(folder / "result.txt", f"{status['score']}\n")
+        write_json_atomic(folder / "status.json", status)
+    return status
+
+
+def _steps(folder: Path) -> int:
+    traj = folder / "traj.jsonl"
+    return sum(1 for line in traj.read_text().splitlines() if line.strip()) if traj.exists() else 0
+
+
 def worker(args, jobs, results) -> None:
-    """One process, one environment: takes (domain, task_id, path) jobs until None."""
+    """One process, one environment: takes jobs until None; SIGTERM/SIGINT close the VM and exit."""
     from desktop_env.agents import create_agent
     from desktop_env.envs import DesktopEnv
-    from desktop_env.tasks import load_task
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
 
-    def on_alarm(signum, frame):
-        raise TimeoutError(f"task attempt exceeded --task_timeout {args.task_timeout:g} s")
+    def on_stop(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        raise KeyboardInterrupt(f"signal {signum}")
 
+    def on_alarm(signum, frame):
+        raise TaskTimeout(f"task attempt exceeded --task_timeout {args.task_timeout:g} s")
+
+    signal.signal(signal.SIGTERM, on_stop)
+    signal.signal(signal.SIGINT, on_stop)
     signal.signal(signal.SIGALRM, on_alarm)
-    env = None
     screen = (args.screen_width, args.screen_height) if args.screen_width else None
+    env_box: list = [None]
 
     def new_env():
         return DesktopEnv(provider_name=args.provider_name, path_to_vm=args.path_to_vm, action_space=args.action_space,
                           screen_size=screen, require_a11y_tree=args.observation_type != "screenshot",
                           max_steps=args.max_steps, cache_dir=args.cache_dir)
 
+    agent = None
     try:
+        agent = create_agent(args.model, **agent_options(args))
         while True:
             job = jobs.get()
             if job is None:
                 return
-            domain, task_id, path = job
-            folder = task_dir(args, domain, task_id)
-            folder.mkdir(parents=True, exist_ok=True)
-            handler = logging.FileHandler(folder / "runtime.log")
+            results.put({"event": "started", **{k: job[k] for k in ("domain", "task_id", "trial")}})
+            Path(job["folder"]).mkdir(parents=True, exist_ok=True)
+            handler = logging.FileHandler(Path(job["folder"]) / "runtime.log", mode="a")
+            handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
             logging.getLogger().addHandler(handler)
-            outcome = {"domain": domain, "task_id": task_id}
             try:
-                task = load_task(path)
-                agent = create_agent(args.model, action_space=args.action_space)
-                for attempt in range(args.retries + 1):
-                    try:
-                        if env is None:
-                            env = new_env()
-                        signal.alarm(max(1, int(args.task_timeout)))
-                        try:
-                            outcome["score"] = run_task(env, agent, task, args, folder)
-                        finally:
-                            signal.alarm(0)
-                        outcome.pop("error", None)
-                        break
-                    except Exception as exc:  # infrastructure failure: new VM, try again
-                        outcome["error"] = f"{type(exc).__name__}: {exc}"
-                        log.error("task %s attempt %d failed:\n%s", task_id, attempt + 1, traceback.format_exc())
-                        if env is not None:
-                            try:
-                                env.close()
-                            except Exception:
-                                log.exception("closing the environment")
-                            env = None
-            except Exception as exc:  # the task itself is broken (bad JSON, no solution): no retry
-                outcome["error"] = f"{type(exc).__name__}: {exc}"
-                log.error("task %s cannot run: %s", task_id, exc)
+                status = run_job(job, args, agent, env_box, new_env)
             finally:
                 logging.getLogger().removeHandler(handler)
                 handler.close()
-            results.put(outcome)
+            results.put({"event": "finished", "status": status})
+    except KeyboardInterrupt:
+        log.warning("stopping: closing the environment")
     finally:
-        if env is not None:
-            env.close()
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if env_box[0] is not None:
+            try:
+                env_box[0].close()
+            except Exception:
+                log.exception("closing the environment")
+        if agent is not None:
+            try:
+                agent.close()
+            except Exception:
+                log.exception("closing the agent")
+        _kill_children(os.getpid())
 
 
-def main() -> int:
-    args = config()
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from desktop_env.errors import DesktopEnvError
-    from desktop_env.tasks import load_index, task_file_for
-
-    from desktop_env.agents import create_agent
+def _kill_children(pid: int) -> None:
+    """SIGKILL what is left below ``pid`` (a QEMU whose start was interrupted); our own processes only."""
+    import psutil
 
     try:
-        create_agent(args.model, action_space=args.action_space)
+        children = psutil.Process(pid).children(recursive=True)
+    except psutil.Error:
+        return
+    for child in children:
+        try:
+            if "multiprocessing" in " ".join(child.cmdline()) and "resource_tracker" in " ".join(child.cmdline()):
+                continue
+            log.warning("killing leftover process %d (%s)", child.pid, child.name())
+            child.kill()
+        except psutil.Error:
+            pass
+
+
+# -- manifest and summary ---------------------------------------------------------------------
+def git_state() -> dict:
+    def git(*cmd):
+        try:
+            return subprocess.run(["git", *cmd], cwd=ROOT, capture_output=True, text=True, timeout=10).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return ""
+
+    return {"commit": git("rev-parse", "HEAD") or None, "dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
+
+
+def image_state(args) -> dict:
+    if args.provider_name != "qemu":
+        return {"path_to_vm": args.path_to_vm}
+    from desktop_env.image.store import resolve_image
+
+    image = resolve_image(args.path_to_vm or "base", Path(args.cache_dir) if args.cache_dir else None)
+    meta = image.meta
+    return {"name": image.name, "profile": meta.get("profile"), "assembly_hash": meta.get("assembly_hash"),
+            "package_hash": meta.get("package_hash"), "created": meta.get("created"), "screen": list(image.screen)}
+
+
+def write_manifest(args, image: dict, started: str, finished: str | None, interrupted: bool = False) -> Path:
+    from desktop_env.agents.prompts import PROMPT_VERSION
+
+    path = model_dir(args) / "manifest.json"
+    previous = []
+    try:
+        old = json.loads(path.read_text())
+        if old.get("started") != started:
+            previous = old.pop("previous_runs", []) + [old]
+        else:
+            previous = old.get("previous_runs", [])
+    except (OSError, ValueError):
+        pass
+    params = {k: v for k, v in vars(args).items() if k != "model_screen_size"}
+    manifest = {"model": args.model, "git": git_state(), "image": image, "parameters": params,
+                "prompt_version": PROMPT_VERSION, "argv": sys.argv, "python": sys.version.split()[0],
+                "started": started, "finished": finished, "interrupted": interrupted, "previous_runs": previous}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(path, manifest)
+    return path
+
+
+def group_stats(records: list[dict]) -> dict:
+    """Mean score, success rate, pass@k, mean steps and time over ``records`` (final runs only)."""
+    scored = [r for r in records if r.get("final") and r.get("status") != "task_error" and r.get("score") is not None]
+    by_task: dict = {}
+    for r in scored:
+        by_task.setdefault((r["domain"], r["task_id"]), []).append(r)
+    steps = [r["steps"] for r in scored if isinstance(r.get("steps"), int)]
+    times = [r["duration_s"] for r in scored if isinstance(r.get("duration_s"), (int, float))]
+    mean = lambda xs: round(sum(xs) / len(xs), 4) if xs else None  # noqa: E731
+    return {"tasks": len(by_task), "runs": len(scored), "mean_score": mean([r["score"] for r in scored]),
+            "success_rate": mean([1.0 if r["status"] == "success" else 0.0 for r in scored]),
+            "pass_at_k": mean([1.0 if any(r["status"] == "success" for r in rs) else 0.0 for rs in by_task.values()]),
+            "mean_steps": mean(steps), "mean_duration_s": mean(times)}
+
+
+def summarize(args, records: list[dict], not_run: list[dict], excluded: int) -> dict:
+    """summary.json's content over every planned (task, trial) of this suite."""
+    from desktop_env.tasks import CATEGORIES, GUIDANCES
+
+    groups: dict[str, dict[str, list]] = {"domain": {}, "category": {}, "guidance": {}}
+    for r in records:
+        groups["domain"].setdefault(r["domain"], []).append(r)
+        tags = r.get("tags") or []
+        for t in tags:
+            if t in CATEGORIES:
+                groups["category"].setdefault(t, []).append(r)
+            if t in GUIDANCES:
+                groups["guidance"].setdefault(t, []).append(r)
+    counts: dict[str, int] = {}
+    for r in records:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    return {"model": args.model, "action_space": args.action_space, "observation_type": args.observation_type,
+            "trials": args.trials, "k": args.trials, "overall": group_stats(records),
+            "by_domain": {k: group_stats(v) for k, v in sorted(groups["domain"].items())},
+            "by_category": {k: group_stats(v) for k, v in sorted(groups["category"].items())},
+            "by_guidance": {k: group_stats(v) for k, v in sorted(groups["guidance"].items())},
+            "statuses": counts,
+            "infra_errors": [{k: r.get(k) for k in ("domain", "task_id", "trial", "error")}
+                             for r in records if r["status"] == "infra_error"],
+            "task_errors": [{k: r.get(k) for k in ("domain", "task_id", "trial", "error")}
+                            for r in records if r["status"] == "task_error"],
+            "not_run": len(not_run), "excluded_account": excluded, "written": now_iso()}
+
+
+def format_summary(summary: dict) -> str:
+    """The printed table: one row per group, then infrastructure and task errors apart."""
+    k = summary["k"]
+    head = f"{'group':<44} {'tasks':>5} {'runs':>5} {'mean':>6} {'success':>8} {f'pass@{k}':>7} {'steps':>6} {'time_s':>7}"
+    lines = [head, "-" * len(head)]
+
+    def row(name, s):
+        f = lambda v, fmt: format(v, fmt) if v is not None else "-"  # noqa: E731
+        lines.append(f"{name[:44]:<44} {s['tasks']:>5} {s['runs']:>5} {f(s['mean_score'], '.3f'):>6} "
+                     f"{f(s['success_rate'], '.1%'):>8} {f(s['pass_at_k'], '.1%'):>7} {f(s['mean_steps'], '.1f'):>6} "
+                     f"{f(s['mean_duration_s'], '.0f'):>7}")
+
+    row("overall", summary["overall"])
+    for title, key in (("domain", "by_domain"), ("category", "by_category"), ("guidance", "by_guidance")):
+        for name, s in summary[key].items():
+            row(f"  {title}: {name}", s)
+    lines.append("statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(summary["statuses"].items())))
+    for kind in ("infra_errors", "task_errors"):
+        if summary[kind]:
+            lines.append(f"{kind.replace('_', ' ')} (not in the scores):")
+            lines += [f"  {e['domain']}/{e['task_id']} trial {e['trial']}: {str(e['error'])[:160]}" for e in summary[kind]]
+    if summary["not_run"]:
+        lines.append(f"not run yet: {summary['not_run']} (rerun the same command to complete)")
+    return "\n".join(lines)
+
+
+# -- main -------------------------------------------------------------------------------------
+def _stop_workers(procs, grace_s: float = 30.0) -> None:
+    for proc in procs:
+        if proc.is_alive():
+            try:
+                os.kill(proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+    deadline = time.monotonic() + grace_s
+    for proc in procs:
+        proc.join(max(0.1, deadline - time.monotonic()))
+    for proc in procs:
+        if proc.is_alive():
+            print(f"worker {proc.pid} did not stop in {grace_s:.0f} s: killing it and its VM", file=sys.stderr)
+            _kill_children(proc.pid)
+            proc.kill()
+            proc.join(5)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = config(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    sys.path.insert(0, str(ROOT))
+    from desktop_env.agents import create_agent
+    from desktop_env.errors import DesktopEnvError, TaskConfigError
+    from desktop_env.tasks import load_index, load_task, task_file_for
+
+    started = now_iso()
+    try:
+        create_agent(args.model, **agent_options(args)).close()
         index = load_index(args.test_all_meta_path)
+        image = image_state(args)
     except DesktopEnvError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     examples = Path(args.test_config_base_dir) / "examples"
-    todo, done_scores = [], {}
+    todo, records, excluded = [], {}, 0
     for domain, ids in index.items():
         if args.domain != "all" and domain != args.domain:
             continue
         for task_id in ids:
-            folder = task_dir(args, domain, task_id)
-            if is_done(folder):
-                done_scores[(domain, task_id)] = float((folder / "result.txt").read_text())
-                continue
             path = task_file_for(examples, domain, task_id)
             if path is None:
                 print(f"error: task {domain}/{task_id} from {args.test_all_meta_path} has no file under {examples}",
                       file=sys.stderr)
                 return 2
-            todo.append((domain, task_id, str(path)))
-    total = len(todo) + len(done_scores)
-    print(f"{total} tasks: {len(done_scores)} already done, {len(todo)} to run on {args.num_envs} environment(s)")
-    ctx = multiprocessing.get_context("spawn")
-    jobs, results = ctx.Queue(), ctx.Queue()
-    for job in todo:
-        jobs.put(job)
-    n = min(args.num_envs, len(todo))
-    for _ in range(n):
-        jobs.put(None)
-    procs = [ctx.Process(target=worker, args=(args, jobs, results), daemon=False) for _ in range(n)]
-    for proc in procs:
-        proc.start()
-    failed = []
-    t0 = time.monotonic()
-    try:
-        for i in range(len(todo)):
-            out = results.get()
-            key = (out["domain"], out["task_id"])
-            if "score" in out:
-                done_scores[key] = out["score"]
-                print(f"[{i + 1}/{len(todo)}] {key[0]}/{key[1]}: score {out['score']:.2f} "
-                      f"({time.monotonic() - t0:.0f} s)", flush=True)
-            else:
-                failed.append((key, out["error"]))
-                print(f"[{i + 1}/{len(todo)}] {key[0]}/{key[1]}: FAILED {out['error']}", flush=True)
-    except KeyboardInterrupt:
-        print("interrupted: stopping the environments (finished tasks are kept; rerun to complete)", file=sys.stderr)
+            meta = {"tags": [], "related_apps": []}
+            try:
+                task = load_task(path)
+                meta = {"tags": list(task.tags), "related_apps": list(task.related_apps)}
+                if args.exclude_account and task.needs_account:
+                    excluded += 1
+                    continue
+            except TaskConfigError:
+                pass  # the worker records it as task_error
+            for trial in range(1, args.trials + 1):
+                folder = task_dir(args, domain, task_id, trial)
+                status = read_status(folder)
+                base = {"domain": domain, "task_id": task_id, "trial": trial, **meta}
+                if status is not None:
+                    records[(domain, task_id, trial)] = {**base, **status, "trial": trial}
+                if status is not None and status.get("final"):
+                    continue
+                todo.append({**base, "path": str(path), "folder": str(folder)})
+    total = len(todo) + sum(1 for r in records.values() if r.get("final"))
+    skipped = f", {excluded} needing an account skipped" if excluded else ""
+    print(f"{total} tasks: {total - len(todo)} already done, {len(todo)} to run on "
+          f"{min(args.num_envs, len(todo)) or args.num_envs} environment(s){skipped}", flush=True)
+    write_manifest(args, image, started, None)
+
+    interrupted = False
+    procs = []
+    if todo:
+        ctx = multiprocessing.get_context("spawn")
+        jobs, results = ctx.Queue(), ctx.Queue()
+        for job in todo:
+            jobs.put(job)
+        n = min(args.num_envs, len(todo))
+        for _ in range(n):
+            jobs.put(None)
+
+        def on_term(signum, frame):
+            raise KeyboardInterrupt
+
+        old_term = signal.signal(signal.SIGTERM, on_term)
+        procs = [ctx.Process(target=worker, args=(args, jobs, results), daemon=False) for _ in range(n)]
         for proc in procs:
-            proc.terminate()
-    for proc in procs:
-        proc.join(60)
-    scores = list(done_scores.values())
-    mean = sum(scores) / len(scores) if scores else 0.0
-    print(f"\n{len(scores)}/{total} tasks scored, success rate {mean:.1%}; {len(failed)} failed")
-    for key, error in failed:
-        print(f"  {key[0]}/{key[1]}: {error}")
-    return 1 if failed else 0
+            proc.start()
+        t0, finished, wins = time.monotonic(), 0, 0
+        try:
+            while finished < len(todo):
+                try:
+                    msg = results.get(timeout=2)
+                except queue.Empty:
+                    if not any(p.is_alive() for p in procs):
+                        print("error: every worker exited before the queue was done (see the log above)",
+                              file=sys.stderr)
+                        break
+                    continue
+                if msg["event"] == "started":
+                    trial = f" trial {msg['trial']}" if args.trials > 1 else ""
+                    print(f"started {msg['domain']}/{msg['task_id']}{trial}", flush=True)
+                    continue
+                s = msg["status"]
+                records[(s["domain"], s["task_id"], s["trial"])] = s
+                finished += 1
+                wins += s["status"] == "success"
+                elapsed = time.monotonic() - t0
+                eta = elapsed / finished * (len(todo) - finished)
+                score = f"{s['score']:.2f}" if s["score"] is not None else "-"
+                trial = f" trial {s['trial']}" if args.trials > 1 else ""
+                print(f"[{finished}/{len(todo)}] success {wins}/{finished} | ETA {eta / 60:.1f} min | "
+                      f"{s['domain']}/{s['task_id']}{trial}: {s['status']} {score} ({s['duration_s']:.0f} s)"
+                      + (f" {s['error'][:200]}" if s["error"] and s["status"] != "success" else ""), flush=True)
+        except KeyboardInterrupt:
+            interrupted = True
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            print("interrupted: stopping the environments (finished tasks are kept; rerun to complete)",
+                  file=sys.stderr, flush=True)
+            _stop_workers(procs)
+        finally:
+            for proc in procs:
+                proc.join(60)
+            signal.signal(signal.SIGTERM, old_term)
+        # statuses written by workers that were interrupted after the last message
+        for job in todo:
+            status = read_status(Path(job["folder"]))
+            if status is not None:
+                records[(job["domain"], job["task_id"], job["trial"])] = {**job, **status}
+    not_run = [j for j in todo if (j["domain"], j["task_id"], j["trial"]) not in records]
+    summary = summarize(args, list(records.values()), not_run, excluded)
+    write_json_atomic(model_dir(args) / "summary.json", summary)
+    write_manifest(args, image, started, now_iso(), interrupted)
+    print("\n" + format_summary(summary))
+    if interrupted:
+        return 130
+    return 1 if summary["infra_errors"] or summary["task_errors"] or not_run else 0
 
 
 if __name__ == "__main__":

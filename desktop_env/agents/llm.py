@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import base64
+import inspect
 import io
 import logging
 import os
@@ -100,11 +101,8 @@ class OpenAIChatClient(ChatClient):
             content += [{"type": "image_url", "image_url": {"url": "data:image/png;base64," + self._b64(png)}}
                         for png in m.images]
             wire.append({"role": "user", "content": content})
-        kwargs: dict[str, Any] = {"model": self.model, "messages": wire, "max_tokens": max_tokens}
-        if temperature is not None:
-            kwargs["temperature"] = temperature
-        if top_p is not None:
-            kwargs["top_p"] = top_p
+        kwargs = _sampling(self.client.chat.completions.create, {"model": self.model, "messages": wire},
+                           max_tokens=max_tokens, temperature=temperature, top_p=top_p)
         t0 = time.monotonic()
         try:
             reply = self.client.chat.completions.create(**kwargs)
@@ -143,11 +141,9 @@ class AnthropicChatClient(ChatClient):
                                                                 "data": self._b64(png)}} for png in m.images]
             content.append({"type": "text", "text": m.text})
             wire.append({"role": "user", "content": content})
-        kwargs: dict[str, Any] = {"model": self.model, "system": system, "messages": wire, "max_tokens": max_tokens}
-        if temperature is not None:
-            kwargs["temperature"] = temperature
-        if top_p is not None:
-            kwargs["top_p"] = top_p
+        kwargs = _sampling(self.client.messages.create, {"model": self.model, "system": system, "messages": wire,
+                                                         "max_tokens": max_tokens},
+                           temperature=temperature, top_p=top_p)
         t0 = time.monotonic()
         try:
             reply = self.client.messages.create(**kwargs)
@@ -161,6 +157,23 @@ class AnthropicChatClient(ChatClient):
                        if getattr(b, "type", "") == "text")
         usage = getattr(reply, "usage", None)
         return Completion(text, getattr(usage, "input_tokens", None), getattr(usage, "output_tokens", None), latency)
+
+
+def _sampling(create: Callable, kwargs: dict, **params: Any) -> dict:
+    """``kwargs`` plus the non-None ``params``: as keywords where the SDK method takes them, else in
+    ``extra_body`` (SDK releases drop typed sampling keywords while the wire API still takes them)."""
+    accepted = inspect.signature(create).parameters
+    extra = {}
+    for key, value in params.items():
+        if value is None:
+            continue
+        if key in accepted:
+            kwargs[key] = value
+        else:
+            extra[key] = value
+    if extra:
+        kwargs["extra_body"] = extra
+    return kwargs
 
 
 def call_with_backoff(call: Callable[[], Completion], attempts: int = 5, base_s: float = 2.0, max_s: float = 60.0,

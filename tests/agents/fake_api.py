@@ -1,0 +1,86 @@
+"""A local HTTP server speaking the OpenAI chat-completions and Anthropic messages wire formats with scripted replies."""
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class FakeModelAPI:
+    """Serves ``POST /v1/chat/completions`` (OpenAI shape) and ``POST /v1/messages`` (Anthropic shape).
+
+    ``script`` is a list of replies used in order (the last one repeats): a string is the
+    model's text; ``{"status": 429}`` / ``{"status": 500}`` answers that HTTP error;
+    ``{"raw": "..."}`` sends that body as is with status 200. Every request body is kept
+    in ``requests`` (decoded JSON) with its path in ``paths``.
+    """
+
+    def __init__(self, script: list, usage: tuple[int, int] = (1234, 56)):
+        self.script = list(script)
+        self.usage = usage
+        self.requests: list[dict] = []
+        self.paths: list[str] = []
+        self._lock = threading.Lock()
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # keep test output clean
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+                with api._lock:
+                    api.requests.append(body)
+                    api.paths.append(self.path)
+                    reply = api.script[min(len(api.requests) - 1, len(api.script) - 1)]
+                if isinstance(reply, dict) and "status" in reply:
+                    self._send(reply["status"], json.dumps({"error": {"type": "rate_limit_error" if reply["status"] == 429
+                                                                       else "api_error", "message": "scripted"}}))
+                    return
+                if isinstance(reply, dict) and "raw" in reply:
+                    self._send(200, reply["raw"])
+                    return
+                if self.path.endswith("/chat/completions"):
+                    out = {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body.get("model"),
+                           "choices": [{"index": 0, "finish_reason": "stop",
+                                        "message": {"role": "assistant", "content": reply}}],
+                           "usage": {"prompt_tokens": api.usage[0], "completion_tokens": api.usage[1],
+                                     "total_tokens": sum(api.usage)}}
+                elif self.path.endswith("/messages"):
+                    out = {"id": "msg_1", "type": "message", "role": "assistant", "model": body.get("model"),
+                           "content": [{"type": "text", "text": reply}], "stop_reason": "end_turn",
+                           "stop_sequence": None,
+                           "usage": {"input_tokens": api.usage[0], "output_tokens": api.usage[1]}}
+                else:
+                    self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}))
+                    return
+                self._send(200, json.dumps(out))
+
+            def _send(self, status, text):
+                data = text.encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def openai_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def anthropic_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> "FakeModelAPI":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
