@@ -1,36 +1,29 @@
-"""Setup steps that need a real cloud account: registered so tasks load; at setup they ask for a settings file."""
+"""Setup steps that need a real cloud account: BigQuery, Snowflake and dbt Cloud run through their APIs;
+steps that only drive a vendor's website are registered and refuse to run (docs/cloud.md)."""
 from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Any
 
-from desktop_env.configs.base import AccountRequired, NotSupportedError, SetupContext
-from desktop_env.registry import ACCOUNT, SETUP_STEPS
+from desktop_env.cloud.base import Settings
+from desktop_env.configs.base import AccountRequired, NotSupportedError, SetupContext, SetupError
+from desktop_env.registry import ACCOUNT, SETUP_STEPS, UNAVAILABLE
 
 logger = logging.getLogger(__name__)
 
-#: vendor -> (display name, default settings file relative to the suite root)
+#: vendor -> (display name, default settings file relative to the suite root: the existing suite's paths)
 VENDORS: dict[str, tuple[str, str]] = {
-    "bigquery": ("Google BigQuery", "evaluation_examples/settings/bigquery/settings.json"),
+    "bigquery": ("Google BigQuery", "evaluation_examples/settings/google/gcp_config.json"),
     "snowflake": ("Snowflake", "evaluation_examples/settings/snowflake/settings.json"),
     "dbt_cloud": ("dbt Cloud", "evaluation_examples/settings/dbt_cloud/settings.json"),
-    "workarena": ("ServiceNow (WorkArena)", "evaluation_examples/settings/workarena/settings.json"),
+    "workarena": ("ServiceNow (WorkArena)", "evaluation_examples/settings/servicenow/settings.json"),
     "googledrive": ("Google Drive", "evaluation_examples/settings/googledrive/settings.json"),
     "google": ("Google account", "evaluation_examples/settings/google/settings.json"),
-    "hasura": ("Hasura Cloud", "evaluation_examples/settings/hasura/settings.json"),
+    "hasura": ("Hasura Cloud", "evaluation_examples/settings/hasura_cloud/settings.json"),
 }
 
-#: setup step name -> vendor
-ACCOUNT_STEPS: dict[str, str] = {
-    "bigquery_init": "bigquery", "bigquery_login": "bigquery",
-    "snowflake_init": "snowflake", "snowflake_login": "snowflake",
-    "snowflake_write_sqls_in_new_worksheet": "snowflake", "snowflake_delete_folder": "snowflake",
-    "snowflake_delete_filter": "snowflake",
-    "dbt_cloud_init": "dbt_cloud", "dbt_cloud_webui_login": "dbt_cloud",
-    "workarena_task_init": "workarena", "workarena_unique_fields": "workarena",
-    "googledrive_init": "googledrive", "googledrive_login": "googledrive", "googledrive": "googledrive",
-    "login": "google", "hasura_login": "hasura",
-}
+DOCS = "docs/cloud.md"
 
 
 def settings_file_for(vendor: str, params: dict) -> str:
@@ -41,43 +34,282 @@ def settings_file_for(vendor: str, params: dict) -> str:
     return VENDORS[vendor][1]
 
 
-def require_account(ctx: SetupContext | None, vendor: str, params: dict, name: str) -> None:
-    """Fail clearly for a cloud-account step or getter.
+def _resolver(ctx: SetupContext | None):
+    def resolve(rel: str) -> Path:
+        if ctx is None or ctx.task is None:
+            return Path(rel).expanduser()
+        candidates = ctx.task.path_candidates(rel, ctx.suite_root)
+        return next((c for c in candidates if c.exists()), candidates[0])
+    return resolve
+
+
+def load_settings(ctx: SetupContext | None, vendor: str, params: dict, name: str) -> Settings:
+    """Find and parse the settings file of ``vendor`` for the step or getter ``name``.
+
+    Paths resolve like task paths: the suite root first, then the task folder.
 
     Raises:
         AccountRequired: the settings file is missing (the message names it and its template).
-        NotSupportedError: the settings file exists, but this project has no client for the vendor yet.
+        desktop_env.cloud.base.SettingsError: it is not valid JSON.
     """
     display, _ = VENDORS[vendor]
     rel = settings_file_for(vendor, params)
-    template = rel + ".template"
     found = None
-    if ctx is not None:
-        for cand in ctx.task.path_candidates(rel, ctx.suite_root):
-            if cand.is_file():
-                found = cand
-                break
+    if ctx is not None and ctx.task is not None:
+        found = next((c for c in ctx.task.path_candidates(rel, ctx.suite_root) if c.is_file()), None)
     if found is None:
+        template = rel + ".template"
         raise AccountRequired(
             f"this task needs a real {display} account: fill in {rel} (relative to the suite root; "
-            f"copy {template} and put your credentials in it — it is never committed)",
+            f"copy {template} and put your credentials in it — it is never committed; see {DOCS})",
             settings_file=rel, template=template, step=name)
-    raise NotSupportedError(f"{display} settings found at {found}, but this project has no {display} client "
-                            f"yet, so '{name}' cannot run", step=name)
+    logger.info("%s: using %s settings from %s", name, display, found)
+    return Settings.read(found, _resolver(ctx), step=name)
 
 
-def _make_step(name: str, vendor: str):
+def require_account(ctx: SetupContext | None, vendor: str, params: dict, name: str) -> Settings:
+    """Alias of :func:`load_settings` kept for callers of the first version."""
+    return load_settings(ctx, vendor, params, name)
+
+
+def _actions(actions: Any, name: str) -> list[dict]:
+    if actions is None:
+        return []
+    if not isinstance(actions, list) or not all(isinstance(a, dict) and "type" in a for a in actions):
+        raise SetupError("'actions' must be a list of objects, each with a 'type'", step=name)
+    return actions
+
+
+# -- steps that drive a vendor website: registered, never run ------------------------------------
+#: step name -> (vendor, what it does in the browser)
+BROWSER_ONLY_STEPS: dict[str, tuple[str, str]] = {
+    "bigquery_login": ("bigquery", "signs in to the Google Cloud console (console.cloud.google.com)"),
+    "snowflake_login": ("snowflake", "signs in to Snowsight (app.snowflake.com)"),
+    "snowflake_write_sqls_in_new_worksheet": ("snowflake", "types SQL into a new Snowsight worksheet"),
+    "snowflake_delete_folder": ("snowflake", "deletes worksheet folders in the Snowsight UI"),
+    "snowflake_delete_filter": ("snowflake", "deletes worksheet filters in the Snowsight UI"),
+    "dbt_cloud_webui_login": ("dbt_cloud", "signs in to the dbt Cloud website (cloud.getdbt.com)"),
+    "googledrive_login": ("googledrive", "signs in to Google Drive in the browser"),
+    "login": ("google", "signs in to a Google account in the browser"),
+    "hasura_login": ("hasura", "signs in to the Hasura Cloud console (cloud.hasura.io)"),
+}
+
+#: step name -> (vendor, why it cannot run)
+MISSING_STEPS: dict[str, tuple[str, str]] = {
+    "googledrive_init": ("googledrive", "Google Drive file operations (delete, mkdirs, upload) are not implemented: "
+                         "no Google Drive client is integrated yet"),
+    "googledrive": ("googledrive", "Google Drive file operations (delete, mkdirs, upload) are not implemented: "
+                    "no Google Drive client is integrated yet"),
+    "workarena_unique_fields": ("workarena", "it reads the record that workarena_task_init generated, and "
+                                "WorkArena task generation is not available (see workarena_task_init)"),
+}
+
+
+def browser_only_message(name: str, vendor: str, what: str) -> str:
+    """The NotSupportedError text of a step that only drives a vendor's website."""
+    return (f"'{name}' {what} by typing credentials into the {VENDORS[vendor][0]} website in the VM's "
+            f"browser; this project does not automate vendor websites (they cannot be run or tested offline "
+            f"and change without notice), so this task cannot be set up here — see {DOCS}")
+
+
+def _make_unavailable(name: str, message: str):
     def step(ctx: SetupContext, **params) -> None:
-        require_account(ctx, vendor, params, name)
-    step.__name__ = name
-    step.__qualname__ = name
-    step.__doc__ = f"{VENDORS[vendor][0]} setup step '{name}' (needs a real account; see require_account)."
+        raise NotSupportedError(message, step=name)
+    step.__name__ = step.__qualname__ = name
+    step.__doc__ = f"'{name}': registered so tasks load; cannot run ({message})."
     return step
 
 
-for _name, _vendor in ACCOUNT_STEPS.items():
-    SETUP_STEPS.register(_name, status=ACCOUNT, note=f"needs a {VENDORS[_vendor][0]} account "
-                         f"({VENDORS[_vendor][1]})")(_make_step(_name, _vendor))
+for _name, (_vendor, _what) in BROWSER_ONLY_STEPS.items():
+    _msg = browser_only_message(_name, _vendor, _what)
+    SETUP_STEPS.register(_name, status=UNAVAILABLE, note=f"drives the {VENDORS[_vendor][0]} website in the "
+                         "browser; not supported")(_make_unavailable(_name, _msg))
+for _name, (_vendor, _why) in MISSING_STEPS.items():
+    SETUP_STEPS.register(_name, status=UNAVAILABLE, note=_why)(
+        _make_unavailable(_name, f"{VENDORS[_vendor][0]} step '{_name}' cannot run: {_why}; see {DOCS}"))
+
+
+# -- BigQuery ------------------------------------------------------------------------------------
+def bigquery_for(ctx: SetupContext | None, params: dict, name: str):
+    """A :class:`desktop_env.cloud.bigquery.BigQuery` for the project the step or getter names."""
+    from desktop_env.cloud.bigquery import BigQuery, select_project
+    settings = load_settings(ctx, "bigquery", params, name)
+    project = select_project(settings, params.get("project_name"), params.get("project_index"))
+    return BigQuery(project, step=name)
+
+
+@SETUP_STEPS.register(status=ACCOUNT, note=f"needs a Google BigQuery account ({VENDORS['bigquery'][1]})")
+def bigquery_init(ctx: SetupContext, config_file: str | None = None, settings_file: str | None = None,
+                  project_name: str | None = None, project_index: int | None = None,
+                  actions: list | None = None) -> None:
+    """Prepare a BigQuery project with the service account of the settings file.
+
+    Args:
+        config_file: the Google Cloud settings file (default ``settings/google/gcp_config.json``).
+        project_name: the entry of that file to use (or ``project_index``).
+        actions: in order, each ``{"type": ...}``:
+            ``empty`` deletes every dataset (tables, routines, models) and the job history;
+            ``create_table`` creates ``dataset_id``.``table_id`` with an optional ``schema_from_json``
+            (``[{"name", "type", "mode"}]``) and loads ``data_from_csv`` (URL or task path);
+            ``copy_keyfile`` copies the service-account key into the VM at ``dest``
+            (default ``/home/user/keyfile.json``).
+
+    Raises:
+        AccountRequired: no settings file. CloudAPIError: BigQuery refused a request.
+        SetupError: an unknown action or a failed API call.
+    """
+    name = "bigquery_init"
+    params = {"config_file": config_file, "settings_file": settings_file, "project_name": project_name,
+              "project_index": project_index}
+    acts = _actions(actions, name)
+    with bigquery_for(ctx, params, name) as bq:
+        for i, action in enumerate(acts):
+            kind = action["type"]
+            if kind == "empty":
+                bq.empty_project()
+            elif kind == "create_table":
+                csv_path = None
+                if action.get("data_from_csv"):
+                    from desktop_env.configs.steps import fetch_bytes
+                    csv_path = ctx.cache_path(f"bigquery/{action['dataset_id']}.{action['table_id']}.csv")
+                    csv_path.write_bytes(fetch_bytes(action["data_from_csv"], ctx))
+                try:
+                    bq.create_table(action["dataset_id"], action["table_id"], action.get("schema_from_json"),
+                                    csv_path)
+                except KeyError as exc:
+                    raise SetupError(f"actions[{i}] (create_table) needs the field {exc}", step=name) from None
+            elif kind == "copy_keyfile":
+                dest = action.get("dest", "/home/user/keyfile.json")
+                ctx.controller.upload_file(bq.project.keyfile.read_bytes(), dest)
+            else:
+                raise SetupError(f"actions[{i}].type {kind!r} is not a bigquery_init action; expected "
+                                 "'empty', 'create_table' or 'copy_keyfile'", step=name)
+
+
+# -- Snowflake -----------------------------------------------------------------------------------
+def snowflake_for(ctx: SetupContext | None, params: dict, name: str, **overrides):
+    """A connected :class:`desktop_env.cloud.snowflake.Snowflake` (and the settings it came from)."""
+    from desktop_env.cloud.snowflake import Snowflake, connect_args
+    settings = load_settings(ctx, "snowflake", params, name)
+    return Snowflake(connect_args(settings, **overrides), step=name), settings
+
+
+@SETUP_STEPS.register(status=ACCOUNT, note=f"needs a Snowflake account ({VENDORS['snowflake'][1]})")
+def snowflake_init(ctx: SetupContext, settings_file: str | None = None, actions: list | None = None) -> None:
+    """Prepare a Snowflake account through the connector.
+
+    Args:
+        settings_file: default ``settings/snowflake/settings.json`` (``account``, ``user``, ``password``,
+            optionally ``role``, ``warehouse``).
+        actions: in order, each ``{"type": ...}``: ``execute_script`` (``sql_command`` str or list, or
+            ``sql_script`` task path; ``query_ids_path`` saves the query ids in the cache folder),
+            ``delete_user`` (``username``, default all but the current user), ``delete_database``
+            (``database``, default all but the system ones), ``delete_warehouse`` (``warehouse``, default
+            all but COMPUTE_WH), ``create_database`` (``database``, ``schema``, ``delete_first``),
+            ``create_table`` (``database``, ``schema``, ``table``, ``sql``), ``copy_keyfile`` (copies the
+            settings file into the VM at ``dest``, default ``/home/user/keyfile.json``).
+
+    Raises:
+        AccountRequired, CloudAPIError, SetupError (an unknown action, a failed statement).
+    """
+    from desktop_env.cloud import snowflake as sfmod
+    name = "snowflake_init"
+    acts = _actions(actions, name)
+    sf, settings = snowflake_for(ctx, {"settings_file": settings_file}, name)
+    with sf:
+        for i, action in enumerate(acts):
+            kind, args = action["type"], {k: v for k, v in action.items() if k != "type"}
+            try:
+                if kind == "execute_script":
+                    if args.get("sql_script"):
+                        statements = sfmod.split_sql_script(ctx.resolve(args["sql_script"]).read_text())
+                    else:
+                        cmd = args["sql_command"]
+                        statements = [cmd] if isinstance(cmd, str) else list(cmd)
+                    ids = sf.execute_many(statements)
+                    if args.get("query_ids_path"):
+                        ctx.cache_path(args["query_ids_path"]).write_text("".join(q + "\n" for q in ids))
+                elif kind == "delete_user":
+                    sfmod.delete_users(sf, args.get("username"))
+                elif kind == "delete_database":
+                    sfmod.delete_databases(sf, args.get("database"))
+                elif kind == "delete_warehouse":
+                    sfmod.delete_warehouses(sf, args.get("warehouse"))
+                elif kind == "create_database":
+                    sfmod.create_database(sf, args["database"], args.get("schema"), args.get("delete_first", True))
+                elif kind == "create_table":
+                    sfmod.create_table(sf, args["database"], args["table"], args["sql"], args.get("schema", "PUBLIC"))
+                elif kind == "copy_keyfile":
+                    ctx.controller.upload_file(settings.path.read_bytes(), args.get("dest", "/home/user/keyfile.json"))
+                else:
+                    raise SetupError(f"actions[{i}].type {kind!r} is not a snowflake_init action; expected one of "
+                                     "execute_script, delete_user, delete_database, delete_warehouse, "
+                                     "create_database, create_table, copy_keyfile", step=name)
+            except KeyError as exc:
+                raise SetupError(f"actions[{i}] ({kind}) needs the field {exc}", step=name) from None
+            except ValueError as exc:
+                raise SetupError(f"actions[{i}] ({kind}): {exc}", step=name) from exc
+            except SetupError:
+                raise
+            except Exception as exc:  # snowflake.connector.errors.Error: a statement failed
+                raise SetupError(f"actions[{i}] ({kind}) failed on Snowflake: {exc}", step=name) from exc
+
+
+# -- dbt Cloud -----------------------------------------------------------------------------------
+def dbt_cloud_for(ctx: SetupContext | None, params: dict, name: str):
+    """A :class:`desktop_env.cloud.dbt_cloud.DbtCloudClient` from the dbt Cloud settings file."""
+    from desktop_env.cloud.dbt_cloud import DbtCloudClient
+    return DbtCloudClient.from_settings(load_settings(ctx, "dbt_cloud", params, name))
+
+
+@SETUP_STEPS.register(status=ACCOUNT, note=f"needs a dbt Cloud account ({VENDORS['dbt_cloud'][1]})")
+def dbt_cloud_init(ctx: SetupContext, settings_file: str | None = None, actions: list | None = None) -> None:
+    """Prepare a dbt Cloud account through the Administrative API.
+
+    Args:
+        settings_file: default ``settings/dbt_cloud/settings.json`` (``account_id``, ``token``,
+            optionally ``cloud_host``).
+        actions: ``create_project`` (``project_name``, default "Analytics") and ``delete_project``
+            (``project_id``, default the account's first project).
+
+    Raises:
+        AccountRequired, CloudAPIError, SetupError (an unknown action).
+    """
+    from desktop_env.cloud.dbt_cloud import run_init_actions
+    name = "dbt_cloud_init"
+    acts = _actions(actions, name)
+    with dbt_cloud_for(ctx, {"settings_file": settings_file}, name) as client:
+        try:
+            run_init_actions(client, acts)
+        except ValueError as exc:
+            raise SetupError(str(exc), step=name) from exc
+
+
+# -- WorkArena (ServiceNow) ----------------------------------------------------------------------
+WORKARENA_MISSING = ("WorkArena tasks are generated (random records, a start page) and validated by the task "
+                     "classes of the browsergym-workarena package driving the browser with Playwright; this "
+                     "project does not embed them, so WorkArena tasks cannot be set up or scored here")
+
+
+@SETUP_STEPS.register(status=UNAVAILABLE, note="WorkArena task generation (browsergym-workarena) is not embedded")
+def workarena_task_init(ctx: SetupContext, task_name: str | None = None, task_kwargs: dict | None = None,
+                        settings_file: str | None = None, listening_port: int = 9222) -> None:
+    """WorkArena task set-up: checks the ServiceNow instance through the Table API, then refuses.
+
+    The instance check (credentials, reachability) runs so a user learns whether the settings
+    file is right; task generation itself is not available (see ``WORKARENA_MISSING``).
+
+    Raises:
+        AccountRequired: no settings file. CloudAPIError: the instance refused the credentials.
+        NotSupportedError: always, once the instance answered.
+    """
+    from desktop_env.cloud.servicenow import ServiceNowClient
+    name = "workarena_task_init"
+    settings = load_settings(ctx, "workarena", {"settings_file": settings_file}, name)
+    with ServiceNowClient.from_settings(settings) as client:
+        client.check_login()
+    raise NotSupportedError(f"the ServiceNow instance {client.instance_url} answered and accepted the credentials, "
+                            f"but {WORKARENA_MISSING} (task {task_name!r}); see {DOCS}", step=name)
 
 
 def template_paths(root: Path) -> list[Path]:

@@ -122,11 +122,11 @@ class TestUnrunnable:
         with pytest.raises(AccountRequired, match="evaluation_examples/settings/snowflake/settings.json"):
             SETUP_STEPS["snowflake_init"](ctx)
 
-    def test_filled_settings_but_no_client(self, ctx):
+    def test_filled_settings_but_browser_only_step(self, ctx):
         root = ctx.suite_root / "evaluation_examples" / "settings" / "snowflake"
         root.mkdir(parents=True)
         (root / "settings.json").write_text("{}")
-        with pytest.raises(NotSupportedError, match="no Snowflake client"):
+        with pytest.raises(NotSupportedError, match="does not automate vendor websites"):
             SETUP_STEPS["snowflake_login"](ctx)
 
     @pytest.mark.parametrize("name,tool", [("airbyte_webui_init", "Airbyte"), ("metabase_webui_init", "Metabase"),

@@ -1,0 +1,1 @@
+"""Clients for the cloud services account tasks use: BigQuery, Snowflake, dbt Cloud, ServiceNow (one module each)."""
