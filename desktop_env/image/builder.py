@@ -500,19 +500,26 @@ class ImageBuilder:
         """Run a build command, logging to the phase's log file (and stderr with --verbose)."""
         log_path = self.log_dir / f"{phase}.log"
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        with open(log_path, "a") as fh:
-            fh.write("$ " + shlex.join(cmd) + "\n")
-            fh.flush()
+        # Unbuffered: when the cache filesystem is full, the failing write raises once, here.
+        with open(log_path, "ab", buffering=0) as fh:
+            fh.write(("$ " + shlex.join(cmd) + "\n").encode())
             # The host's pip settings (index, certificates, find-links) mean nothing in the guest.
             env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                     env=env)
-            for raw in proc.stdout:
-                line = raw.decode(errors="replace")
-                fh.write(line)
-                fh.flush()
-                if self.opt.verbose:
-                    sys.stderr.write(line)
+            try:
+                for raw in proc.stdout:
+                    if self.opt.verbose:
+                        sys.stderr.write(raw.decode(errors="replace"))
+                    fh.write(raw)
+            except BaseException as exc:
+                # Never leave the command running on (it would keep writing into a folder being removed).
+                proc.kill()
+                proc.wait()
+                if isinstance(exc, OSError):
+                    raise ImageBuildError(phase, f"could not write the build log {log_path}: {exc} (is the cache "
+                                                 f"filesystem full? free space under {self.cache})", cmd) from exc
+                raise
             code = proc.wait()
         if code != 0:
             tail = "\n".join(log_path.read_text(errors="replace").splitlines()[-25:])

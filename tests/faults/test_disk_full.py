@@ -48,7 +48,7 @@ def test_full_results_filesystem(base_image, private_runtime, tmp_path):
     assert leftovers(private_runtime) == []
 
 
-def test_full_cache_during_image_build(base_image, tmp_path):
+def test_full_cache_during_image_build(tmp_path):
     """The build's assembly runs out of space: the build fails clearly and no image is marked ready.
 
     The package layer (GiBs) is shared read-only from the default cache through a symlink,
