@@ -579,6 +579,51 @@ def format_summary(summary: dict) -> str:
 
 
 # -- main -------------------------------------------------------------------------------------
+def plan_jobs(args) -> tuple[list[dict], dict, int]:
+    """What this run must do: (jobs to run, known statuses by (domain, task_id, trial), tasks excluded).
+
+    A (task, trial) with a final status (or a legacy non-empty result.txt) is not run again;
+    one with ``infra_error`` or no status is.
+
+    Raises:
+        TaskConfigError: the index is malformed or lists a task with no file.
+    """
+    from desktop_env.errors import TaskConfigError
+    from desktop_env.tasks import load_index, load_task, task_file_for
+
+    index = load_index(args.test_all_meta_path)
+    examples = Path(args.test_config_base_dir) / "examples"
+    todo, records, excluded = [], {}, 0
+    for domain, ids in index.items():
+        if args.domain != "all" and domain != args.domain:
+            continue
+        for task_id in ids:
+            path = task_file_for(examples, domain, task_id)
+            if path is None:
+                raise TaskConfigError(f"task {domain}/{task_id} has no file under {examples} (folder or flat "
+                                      "layout); fix the index or --test_config_base_dir", args.test_all_meta_path,
+                                      domain)
+            meta = {"tags": [], "related_apps": []}
+            try:
+                task = load_task(path)
+                meta = {"tags": list(task.tags), "related_apps": list(task.related_apps)}
+                if args.exclude_account and task.needs_account:
+                    excluded += 1
+                    continue
+            except TaskConfigError:
+                pass  # the worker records it as task_error
+            for trial in range(1, args.trials + 1):
+                folder = task_dir(args, domain, task_id, trial)
+                status = read_status(folder)
+                base = {"domain": domain, "task_id": task_id, "trial": trial, **meta}
+                if status is not None:
+                    records[(domain, task_id, trial)] = {**base, **status, "trial": trial}
+                if status is not None and status.get("final"):
+                    continue
+                todo.append({**base, "path": str(path), "folder": str(folder)})
+    return todo, records, excluded
+
+
 def _stop_workers(procs, grace_s: float = 30.0) -> None:
     for proc in procs:
         if proc.is_alive():
@@ -602,46 +647,22 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     sys.path.insert(0, str(ROOT))
     from desktop_env.agents import create_agent
-    from desktop_env.errors import DesktopEnvError, TaskConfigError
-    from desktop_env.tasks import load_index, load_task, task_file_for
+    from desktop_env.errors import DesktopEnvError
 
     started = now_iso()
     try:
         create_agent(args.model, **agent_options(args)).close()
-        index = load_index(args.test_all_meta_path)
-        image = image_state(args)
+        todo, records, excluded = plan_jobs(args)
     except DesktopEnvError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    examples = Path(args.test_config_base_dir) / "examples"
-    todo, records, excluded = [], {}, 0
-    for domain, ids in index.items():
-        if args.domain != "all" and domain != args.domain:
-            continue
-        for task_id in ids:
-            path = task_file_for(examples, domain, task_id)
-            if path is None:
-                print(f"error: task {domain}/{task_id} from {args.test_all_meta_path} has no file under {examples}",
-                      file=sys.stderr)
-                return 2
-            meta = {"tags": [], "related_apps": []}
-            try:
-                task = load_task(path)
-                meta = {"tags": list(task.tags), "related_apps": list(task.related_apps)}
-                if args.exclude_account and task.needs_account:
-                    excluded += 1
-                    continue
-            except TaskConfigError:
-                pass  # the worker records it as task_error
-            for trial in range(1, args.trials + 1):
-                folder = task_dir(args, domain, task_id, trial)
-                status = read_status(folder)
-                base = {"domain": domain, "task_id": task_id, "trial": trial, **meta}
-                if status is not None:
-                    records[(domain, task_id, trial)] = {**base, **status, "trial": trial}
-                if status is not None and status.get("final"):
-                    continue
-                todo.append({**base, "path": str(path), "folder": str(folder)})
+    try:
+        image = image_state(args)
+    except DesktopEnvError as exc:
+        if todo:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        image = {"error": str(exc)}
     total = len(todo) + sum(1 for r in records.values() if r.get("final"))
     skipped = f", {excluded} needing an account skipped" if excluded else ""
     print(f"{total} tasks: {total - len(todo)} already done, {len(todo)} to run on "

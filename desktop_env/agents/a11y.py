@@ -118,15 +118,16 @@ def trim_lines(lines: list[str], max_tokens: int, header: str = "") -> str:
 
     When lines are dropped, a last line says how many (so the model knows the table is cut).
     """
-    kept, used = [], estimate_tokens(header + "\n") if header else 0
+    kept = [header] if header else []
+    chars = len(header)
     for i, line in enumerate(lines):
-        cost = estimate_tokens(line + "\n")
-        if used + cost > max_tokens:
+        more = len(line) + (1 if kept else 0)
+        if math.ceil((chars + more) / CHARS_PER_TOKEN) > max_tokens:
             kept.append(f"[... {len(lines) - i} more elements trimmed to fit {max_tokens} tokens]")
             break
         kept.append(line)
-        used += cost
-    return "\n".join(([header] if header else []) + kept)
+        chars += more
+    return "\n".join(kept)
 
 
 def a11y_text(xml: str, screen: tuple[int, int], max_tokens: int, mapping: ScreenMapping | None = None) -> str:

@@ -1,0 +1,132 @@
+"""run.py without a VM: flags, status semantics, resume planning, summary with pass@k, --exclude_account, manifest."""
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "tests/data/tasks_samples/good/evaluation_examples"
+OS_TASK = "0a1b2c3d-0000-4000-8000-000000000005"
+EXCEL_TASK = "0a1b2c3d-0000-4000-8000-000000000002"
+BQ_TASK = "0a1b2c3d-0000-4000-8000-000000000004"
+
+
+@pytest.fixture(scope="module")
+def run_py():
+    spec = importlib.util.spec_from_file_location("run_py", ROOT / "run.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def write_index(tmp_path, index):
+    path = tmp_path / "index.json"
+    path.write_text(json.dumps(index))
+    return path
+
+
+def args_for(run_py, tmp_path, index, *extra):
+    return run_py.config(["--test_all_meta_path", str(write_index(tmp_path, index)), "--test_config_base_dir",
+                          str(SAMPLES), "--result_dir", str(tmp_path / "results"), *extra])
+
+
+@pytest.mark.parametrize("score,last,parse_error,feasible,status", [
+    (1.0, "DONE", False, True, "success"),
+    (1.0, "FAIL", False, False, "success"),        # infeasible task, agent said FAIL
+    (0.0, "FAIL", False, True, "agent_fail"),
+    (0.0, None, True, True, "parse_error"),
+    (0.5, "DONE", True, True, "parse_error"),
+    (0.5, "DONE", False, True, "wrong_result"),
+    (0.0, "PYAUTOGUI", False, True, "wrong_result"),
+])
+def test_classify(run_py, score, last, parse_error, feasible, status):
+    assert run_py.classify(score, last, parse_error, feasible) == status
+
+
+def test_flags_and_help(run_py):
+    out = subprocess.run([sys.executable, "run.py", "--help"], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0 and "not implemented" not in out.stdout
+    for flag in ("--base_url", "--api_key_env", "--model_screen", "--trials", "--exclude_account", "--seed", "som"):
+        assert flag in out.stdout
+    with pytest.raises(SystemExit):
+        run_py.config(["--model_screen", "big"])
+    with pytest.raises(SystemExit):
+        run_py.config(["--model", "human", "--num_envs", "2"])
+    assert run_py.config(["--model_screen", "1024x768"]).model_screen_size == (1024, 768)
+
+
+def test_plan_resumes_final_statuses_and_retries_infra_errors(run_py, tmp_path):
+    index = {"os": [OS_TASK], "excel": [EXCEL_TASK], "jupyter": ["0a1b2c3d-0000-4000-8000-000000000003"]}
+    args = args_for(run_py, tmp_path, index)
+    os_dir, excel_dir = run_py.task_dir(args, "os", OS_TASK), run_py.task_dir(args, "excel", EXCEL_TASK)
+    os_dir.mkdir(parents=True)
+    excel_dir.mkdir(parents=True)
+    run_py.write_json_atomic(os_dir / "status.json", {"status": "infra_error", "final": False, "score": None})
+    (excel_dir / "result.txt").write_text("1.0\n")  # a legacy folder: final
+    todo, records, excluded = run_py.plan_jobs(args)
+    assert [(j["domain"], j["trial"]) for j in todo] == [("os", 1), ("jupyter", 1)]
+    assert records[("excel", EXCEL_TASK, 1)]["status"] == "success" and records[("excel", EXCEL_TASK, 1)]["final"]
+    assert records[("os", OS_TASK, 1)]["status"] == "infra_error" and excluded == 0
+    run_py.write_json_atomic(os_dir / "status.json", {"status": "timeout", "final": True, "score": 0.0})
+    todo, _, _ = run_py.plan_jobs(args)
+    assert [j["domain"] for j in todo] == ["jupyter"]
+    # trials go to trial_<k> folders
+    args3 = args_for(run_py, tmp_path, {"os": [OS_TASK]}, "--trials", "3")
+    todo, _, _ = run_py.plan_jobs(args3)
+    assert [Path(j["folder"]).name for j in todo] == ["trial_1", "trial_2", "trial_3"]
+    assert Path(todo[0]["folder"]).parent == os_dir
+
+
+def test_missing_task_file_is_a_clear_error(run_py, tmp_path):
+    args = args_for(run_py, tmp_path, {"os": ["00000000-0000-4000-8000-00000000dead"]})
+    with pytest.raises(Exception, match="00000000-0000-4000-8000-00000000dead has no file under"):
+        run_py.plan_jobs(args)
+
+
+def record(task, status, score, trial=1, steps=3, domain="os", tags=("cli", "verbose", "data_warehousing")):
+    return {"domain": domain, "task_id": task, "trial": trial, "status": status,
+            "final": status != "infra_error", "score": score, "steps": steps, "duration_s": 10.0,
+            "tags": list(tags), "error": "VMError: died" if status == "infra_error" else None}
+
+
+def test_summary_mean_pass_at_k_groups_and_infra_apart(run_py, tmp_path):
+    args = args_for(run_py, tmp_path, {"os": [OS_TASK]}, "--trials", "2")
+    records = [record("a", "success", 1.0, 1), record("a", "wrong_result", 0.0, 2),
+               record("b", "agent_fail", 0.0, 1, tags=("gui", "abstract")), record("b", "parse_error", 0.0, 2,
+                                                                                   tags=("gui", "abstract")),
+               record("c", "infra_error", None, 1, domain="excel"), record("d", "task_error", None, 1)]
+    summary = run_py.summarize(args, records, [], 1)
+    overall = summary["overall"]
+    assert (overall["tasks"], overall["runs"], overall["mean_score"], overall["pass_at_k"]) == (2, 4, 0.25, 0.5)
+    assert overall["success_rate"] == 0.25 and overall["mean_steps"] == 3 and summary["k"] == 2
+    assert summary["by_guidance"]["verbose"]["pass_at_k"] == 1.0 and summary["by_guidance"]["abstract"]["mean_score"] == 0
+    assert summary["by_category"]["data_warehousing"]["runs"] == 2
+    assert summary["by_domain"]["excel"]["runs"] == 0
+    assert summary["statuses"] == {"success": 1, "wrong_result": 1, "agent_fail": 1, "parse_error": 1,
+                                   "infra_error": 1, "task_error": 1}
+    assert summary["infra_errors"] == [{"domain": "excel", "task_id": "c", "trial": 1, "error": "VMError: died"}]
+    table = run_py.format_summary(summary)
+    assert "pass@2" in table and "infra errors (not in the scores):" in table and "excel/c trial 1" in table
+    assert "guidance: verbose" in table
+
+
+def test_exclude_account_and_already_done_run_needs_no_vm(tmp_path):
+    index = write_index(tmp_path, {"bigquery": [BQ_TASK], "excel": [EXCEL_TASK]})
+    results = tmp_path / "results"
+    done = results / "pyautogui/screenshot/noop/excel" / EXCEL_TASK
+    done.mkdir(parents=True)
+    (done / "status.json").write_text(json.dumps(record(EXCEL_TASK, "wrong_result", 0.0, domain="excel")))
+    out = subprocess.run([sys.executable, "run.py", "--model", "noop", "--exclude_account", "--test_all_meta_path",
+                          str(index), "--test_config_base_dir", str(SAMPLES), "--result_dir", str(results)],
+                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "1 tasks: 1 already done, 0 to run" in out.stdout and "1 needing an account skipped" in out.stdout
+    summary = json.loads((results / "pyautogui/screenshot/noop/summary.json").read_text())
+    assert summary["excluded_account"] == 1 and summary["overall"]["runs"] == 1
+    manifest = json.loads((results / "pyautogui/screenshot/noop/manifest.json").read_text())
+    assert manifest["model"] == "noop" and manifest["prompt_version"] and manifest["finished"]
+    assert manifest["parameters"]["exclude_account"] is True and len(manifest["git"]["commit"]) == 40
+    assert "image" in manifest
