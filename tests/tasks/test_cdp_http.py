@@ -76,7 +76,7 @@ def ctx(devtools, tmp_path):
 
 def test_open_then_close_tabs(ctx):
     browser.chrome_open_tabs(ctx, urls_to_open=["https://example.org/a?x=1", "https://example.org/b"])
-    assert ("PUT", "/json/new?https://example.org/a?x=1") in _DevTools.methods
+    assert ("PUT", "/json/new?https://example.org/a%3Fx%3D1") in _DevTools.methods  # escaped whole, as Chromium expects
     assert get_active_tab_info(ctx) == {"title": "https://example.org/b", "url": "https://example.org/b"}
     browser.chrome_close_tabs(ctx, urls_to_close=["https://example.org/b"])
     assert [p["url"] for p in _DevTools.pages if p["type"] == "page"] == ["https://example.org/a?x=1", "about:blank"]

@@ -135,9 +135,11 @@ class TestUnrunnable:
         with pytest.raises(ToolNotInImage, match=f"{tool}.* not installed in any image"):
             SETUP_STEPS[name](ctx, url="http://localhost", actions=[])
 
-    def test_webui_driver_missing(self, ctx):
-        with pytest.raises(NotSupportedError, match="Playwright"):
-            SETUP_STEPS["dagster_webui_init"](ctx, url="http://localhost:3000", actions=[])
+    @pytest.mark.parametrize("name", ["dagster_webui_init", "superset_webui_init"])
+    def test_webui_init_needs_the_forwarded_cdp_port(self, ctx, name):
+        # The initialisers drive the VM's Chromium over CDP; without a forwarded port they say so.
+        with pytest.raises(SetupError, match="no host port is forwarded to the VM's Chromium"):
+            SETUP_STEPS[name](ctx, url="http://localhost:3000", actions=[])
 
     def test_committed_templates_exist(self):
         from task_samples import SAMPLES

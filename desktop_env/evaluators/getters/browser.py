@@ -1,15 +1,19 @@
-"""Browser getters: the active tab over the DevTools HTTP endpoint; page-content getters are registered only."""
+"""Browser getters: the active tab over the DevTools HTTP endpoint; page content through Playwright over CDP."""
 from __future__ import annotations
 
 import logging
+from typing import Callable
 
-from desktop_env.configs.base import NotSupportedError, SetupContext, ToolNotInImage
+from desktop_env.configs.base import SetupContext, ToolNotInImage
 from desktop_env.configs.browser import _cdp_http, cdp_base_url
+from desktop_env.configs.cdp import cdp_browser, find_page
+from desktop_env.evaluators.getters.file import get_vm_script_output
 from desktop_env.registry import GETTERS, UNAVAILABLE
 
 logger = logging.getLogger(__name__)
 
-_PAGE_NOTE = "needs a Playwright page driver over CDP to read page content; not implemented yet"
+#: Separator of the per-value verdicts of validate_correct_url and html_check (as in the suite they come from).
+VERDICT_SEPARATOR = "\uff1b"
 
 
 def _active_page(ctx: SetupContext, name: str) -> dict | None:
@@ -40,17 +44,91 @@ def get_active_url_from_access_tree(ctx: SetupContext, goto_prefix: str = "https
     return url if "://" in url else goto_prefix + url
 
 
-def _not_supported(name: str, note: str = _PAGE_NOTE):
-    def getter(ctx: SetupContext, **fields):
-        raise NotSupportedError(note, step=name)
-    getter.__name__ = f"get_{name}"
-    getter.__qualname__ = getter.__name__
-    getter.__doc__ = f"Getter '{name}': registered so tasks load; {note}."
-    return getter
+def _verdicts(values: list[str], found: Callable[[str], bool]) -> str:
+    return "".join(f"{v} check {'succeed' if found(v) else 'failed'}{VERDICT_SEPARATOR}" for v in values)
 
 
-for _n in ("validate_correct_url", "html_check", "superset_localhost_page"):
-    GETTERS.register(_n, status=UNAVAILABLE, note=_PAGE_NOTE)(_not_supported(_n))
+def _expected_values(ctx: SetupContext, src: str, dest: str, shell: bool) -> list[str]:
+    output = get_vm_script_output(ctx, src, dest, shell=shell)
+    return [v.strip() for v in output.split(",") if v.strip()]
+
+
+@GETTERS.register(host_paths=("src",))
+def get_validate_correct_url(ctx: SetupContext, src: str, dest: str, goto_prefix: str = "https://",
+                             shell: bool = False) -> str | None:
+    """Check the active tab's URL against the values a script prints.
+
+    Runs ``src`` (copied to ``dest``) in the VM; its stdout is a comma-separated list of
+    values (e.g. a DAG id and a run id). Each value, with ``:`` and ``+`` percent-encoded as
+    they appear in URLs, is looked for in the URL of Chromium's active tab.
+
+    Returns:
+        ``"<value> check succeed；<value> check failed；..."`` (pair it with
+        ``check_include_exclude``), or None when no browser tab is open.
+    """
+    url = get_active_url_from_access_tree(ctx, goto_prefix=goto_prefix)
+    if url is None:
+        return None
+    values = _expected_values(ctx, src, dest, shell)
+    logger.info("validate_correct_url: active tab %s, expected values %s", url, values)
+    return _verdicts(values, lambda v: v.replace(":", "%3A").replace("+", "%2B") in url)
+
+
+@GETTERS.register(host_paths=("src",))
+def get_html_check(ctx: SetupContext, src: str, dest: str, css_paths: list, shell: bool = False) -> str | None:
+    """Check that values a script prints are shown on the active tab's page, inside given elements.
+
+    Runs ``src`` (copied to ``dest``) in the VM; its stdout is a comma-separated list of
+    values. The text of every element matching one of ``css_paths`` on the active tab is
+    read through Playwright over CDP; each value must occur in one of those texts.
+
+    Returns:
+        ``"<value> check succeed；..."`` per value (pair it with ``check_include_exclude``),
+        or None when no browser tab is open.
+    """
+    page_info = _active_page(ctx, "html_check")
+    if page_info is None:
+        return None
+    values = _expected_values(ctx, src, dest, shell)
+    texts: list[str] = []
+    with cdp_browser(ctx, "html_check") as browser:
+        page = find_page(browser, page_info.get("url", ""))
+        if page is None:
+            logger.info("html_check: the active tab %s is not visible to Playwright", page_info.get("url"))
+            return None
+        page.wait_for_load_state("load")
+        for css in css_paths:
+            loc = page.locator(css)
+            texts.extend(loc.nth(i).inner_text() for i in range(loc.count()))
+    logger.info("html_check: %d element(s) under %s, expected values %s", len(texts), css_paths, values)
+    return _verdicts(values, lambda v: any(v in t for t in texts))
+
+
+@GETTERS.register()
+def get_superset_localhost_page(ctx: SetupContext, url: str = "http://localhost:8088/superset/welcome",
+                                title: str = "superset") -> str:
+    """Whether a tab shows Superset's home page: URL under ``url``, ``title`` in its title, the home link visible.
+
+    Returns:
+        ``"Find superset home page succeed"`` or ``"Find superset home page failed"``.
+    """
+    from playwright.sync_api import Error as PlaywrightError
+
+    with cdp_browser(ctx, "superset_localhost_page") as browser:
+        prefix = url.replace("://127.0.0.1", "://localhost").rstrip("/")
+        for context in browser.contexts:
+            for page in context.pages:
+                if not page.url.replace("://127.0.0.1", "://localhost").startswith(prefix):
+                    continue
+                try:
+                    page.wait_for_load_state("load")
+                    if title.lower() in page.title().lower():
+                        page.locator('a[href="/superset/welcome/"]').first.wait_for(state="visible", timeout=10_000)
+                        return "Find superset home page succeed"
+                except PlaywrightError as exc:
+                    logger.info("superset_localhost_page: %s is not the home page: %s", page.url,
+                                exc.message.splitlines()[0])
+    return "Find superset home page failed"
 
 
 @GETTERS.register(status=UNAVAILABLE, note="Airbyte is not in any image of this project")

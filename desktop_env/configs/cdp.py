@@ -1,0 +1,98 @@
+"""Playwright attached to the VM's Chromium over CDP: the page driver of the web-UI steps and page getters.
+
+The host never launches or downloads a browser: ``connect_over_cdp`` attaches to the
+Chromium that ``google_chrome_browser`` started in the VM, through the host port the
+provider forwards to the VM's DevTools listener (``SetupContext.cdp_port_host``). URLs
+such as ``http://localhost:3000`` are therefore opened *inside* the VM, where the tools run.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from typing import TYPE_CHECKING, Iterator
+
+from desktop_env.configs.base import NotSupportedError, SetupContext, SetupError
+from desktop_env.configs.browser import cdp_base_url
+
+if TYPE_CHECKING:  # pragma: no cover
+    from playwright.sync_api import Browser, Page
+
+logger = logging.getLogger(__name__)
+
+#: How long attaching to the browser may take (Chromium under emulation answers slowly).
+CONNECT_TIMEOUT_MS = 60_000
+#: Attempts at loading a web UI's first page (the tool may still be starting).
+GOTO_ATTEMPTS = 10
+GOTO_RETRY_S = 3.0
+
+
+def _same_host(url: str) -> str:
+    """``url`` with ``127.0.0.1`` written as ``localhost``, so both spellings compare equal."""
+    return url.replace("://127.0.0.1", "://localhost")
+
+
+@contextlib.contextmanager
+def cdp_browser(ctx: SetupContext, step: str) -> Iterator["Browser"]:
+    """Playwright's ``Browser`` attached to the VM's Chromium for the duration of the block.
+
+    Raises:
+        NotSupportedError: the ``playwright`` package is not installed on the host.
+        SetupError: no CDP port is forwarded, or Chromium's DevTools endpoint does not answer.
+    """
+    base = cdp_base_url(ctx, step)
+    try:
+        from playwright.sync_api import Error as PlaywrightError
+        from playwright.sync_api import sync_playwright
+    except ImportError as exc:
+        raise NotSupportedError("needs the `playwright` Python package on the host (pip install playwright; "
+                                "no browser download: it attaches to the VM's Chromium)", step=step) from exc
+    with sync_playwright() as pw:
+        try:
+            browser = pw.chromium.connect_over_cdp(base, timeout=CONNECT_TIMEOUT_MS)
+        except PlaywrightError as exc:
+            raise SetupError(f"could not attach to Chromium's DevTools endpoint at {base} ({exc.message}); "
+                             "start Chromium with the google_chrome_browser step first", step=step) from exc
+        logger.debug("%s: attached to Chromium %s at %s", step, browser.version, base)
+        yield browser
+        # Leaving sync_playwright() disconnects; the VM's browser and its tabs stay open.
+
+
+def find_page(browser: "Browser", url_prefix: str) -> "Page | None":
+    """The most recently opened tab whose URL starts with ``url_prefix`` (localhost == 127.0.0.1)."""
+    prefix = _same_host(url_prefix).rstrip("/")
+    for context in reversed(browser.contexts):
+        for page in reversed(context.pages):
+            if _same_host(page.url).startswith(prefix):
+                return page
+    return None
+
+
+def open_page(browser: "Browser", url: str, step: str) -> "Page":
+    """The tab showing ``url`` (or a page under it); opened in a new tab when none shows it.
+
+    Retries while the web UI does not answer yet (it may still be starting).
+
+    Raises:
+        SetupError: the browser has no context, or ``url`` did not load after the retries.
+    """
+    from playwright.sync_api import Error as PlaywrightError
+
+    page = find_page(browser, url)
+    if page is not None:
+        return page
+    if not browser.contexts:
+        raise SetupError("Chromium has no browsing context to open a tab in", step=step)
+    page = browser.contexts[0].new_page()
+    last = None
+    for attempt in range(1, GOTO_ATTEMPTS + 1):
+        try:
+            page.goto(url, wait_until="load")
+            return page
+        except PlaywrightError as exc:
+            last = exc
+            logger.info("%s: %s did not load (attempt %d/%d): %s", step, url, attempt, GOTO_ATTEMPTS,
+                        exc.message.splitlines()[0])
+            time.sleep(GOTO_RETRY_S)
+    raise SetupError(f"{url} did not load in the VM's Chromium after {GOTO_ATTEMPTS} attempts "
+                     f"({last.message.splitlines()[0] if last else 'no reply'}); is the tool started?", step=step)
