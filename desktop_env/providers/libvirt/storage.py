@@ -1,0 +1,301 @@
+"""A libvirt host's storage pool: the image's volumes (uploaded once per recipe hash) and per-environment volumes.
+
+Volumes of an image ``<name>`` (the name carries the recipe hash):
+
+- ``<name>.qcow2``   the frozen disk, backing file of every environment's overlay;
+- ``<name>.vmlinuz``, ``<name>.initrd``  direct kernel boot;
+- ``<name>.save``    the ready state as a libvirt save image: a libvirt header with a
+  padded domain XML, then the QEMU migration stream of the image's ``init_state``;
+- ``<name>.ready``   an empty marker written last: the set is complete.
+
+Uploads go through libvirt's volume upload API, so the same code fills a pool on
+this machine or on a remote host.
+"""
+from __future__ import annotations
+
+import logging
+import struct
+import time
+from pathlib import Path
+from typing import Callable
+
+from desktop_env.errors import DesktopEnvError, ImageNotFound
+from desktop_env.image.store import ImageInfo, human_size
+
+log = logging.getLogger(__name__)
+
+DEFAULT_POOL = "desktop-env"
+DEFAULT_POOL_PATH = "/var/lib/libvirt/images/desktop-env"
+
+#: libvirt's save-image header (src/qemu/qemu_saveimage.h): magic, version, data_len,
+#: was_running, compressed, cookieOffset, 14 unused words; native byte order.
+SAVE_MAGIC = b"LibvirtQemudSave"
+SAVE_VERSION = 2
+SAVE_HEADER = struct.Struct("=16s5I56x")
+#: Room for the domain XML in a save image (libvirt reads data_len bytes, NUL-terminated).
+SAVE_XML_ROOM = 64 * 1024
+CHUNK = 8 << 20  # bytes per stream send
+
+ProgressFn = Callable[[str, int, int], None]
+
+
+class StorageError(DesktopEnvError):
+    """A storage pool or volume operation on a libvirt host failed."""
+
+
+def save_header(xml: str, room: int = SAVE_XML_ROOM) -> bytes:
+    """The libvirt save-image header followed by ``xml`` padded to ``room`` bytes."""
+    data = xml.encode() + b"\0"
+    if len(data) > room:
+        raise StorageError(f"domain XML of {len(data)} bytes does not fit the save image's {room} bytes")
+    return SAVE_HEADER.pack(SAVE_MAGIC, SAVE_VERSION, room, 1, 0, 0) + data + b"\0" * (room - len(data))
+
+
+def parse_save_header(head: bytes) -> tuple[int, int]:
+    """(version, data_len) of a save image's first bytes; raises StorageError if it is not one."""
+    if len(head) < SAVE_HEADER.size:
+        raise StorageError("save image too short")
+    magic, version, data_len, *_ = SAVE_HEADER.unpack(head[:SAVE_HEADER.size])
+    if magic != SAVE_MAGIC:
+        raise StorageError(f"not a libvirt save image (magic {magic!r})")
+    return version, data_len
+
+
+def _libvirt():
+    try:
+        import libvirt
+    except ImportError as exc:
+        raise DesktopEnvError("the libvirt provider needs libvirt-python: apt-get install libvirt-dev pkg-config "
+                              "&& pip install libvirt-python") from exc
+    return libvirt
+
+
+class HostPool:
+    """One storage pool on one libvirt connection.
+
+    Args:
+        conn: an open ``virConnect``.
+        name: pool name (created as a ``dir`` pool at ``path`` when missing).
+        path: directory on the libvirt host; it and its parents must be traversable by
+            the user QEMU runs as (``libvirt-qemu``), which is why the default is under
+            ``/var/lib/libvirt/images`` and not the user's cache.
+    """
+
+    def __init__(self, conn, name: str = DEFAULT_POOL, path: str = DEFAULT_POOL_PATH):
+        self.conn = conn
+        self.name = name
+        self.path = path
+        self.pool = self._ensure_pool()
+
+    def _ensure_pool(self):
+        libvirt = _libvirt()
+        try:
+            pool = self.conn.storagePoolLookupByName(self.name)
+        except libvirt.libvirtError:
+            xml = (f"<pool type='dir'><name>{self.name}</name><target><path>{self.path}</path>"
+                   "<permissions><mode>0755</mode></permissions></target></pool>")
+            try:
+                pool = self.conn.storagePoolDefineXML(xml, 0)
+                pool.build(0)
+            except libvirt.libvirtError as exc:
+                raise StorageError(f"cannot define storage pool {self.name!r} at {self.path} on "
+                                   f"{self.conn.getURI()}: {exc}") from exc
+            log.info("defined storage pool %s at %s on %s", self.name, self.path, self.conn.getURI())
+        try:
+            if not pool.isActive():
+                pool.create(0)
+            pool.setAutostart(1)
+            pool.refresh(0)
+        except libvirt.libvirtError as exc:
+            raise StorageError(f"cannot start storage pool {self.name!r} on {self.conn.getURI()}: {exc}") from exc
+        return pool
+
+    # -- lookups -------------------------------------------------------------------
+    def volume(self, name: str):
+        """The volume ``name``, or None."""
+        libvirt = _libvirt()
+        try:
+            return self.pool.storageVolLookupByName(name)
+        except libvirt.libvirtError:
+            return None
+
+    def delete(self, name: str) -> bool:
+        """Delete volume ``name`` if it exists; returns whether it did."""
+        vol = self.volume(name)
+        if vol is None:
+            return False
+        vol.delete(0)
+        return True
+
+    def volume_names(self) -> list[str]:
+        self.pool.refresh(0)
+        return sorted(self.pool.listVolumes())
+
+    # -- image volumes -------------------------------------------------------------
+    def image_volumes(self, image: ImageInfo) -> dict[str, str]:
+        """Host paths of the image's volumes (disk, kernel, initrd, save); raises ImageNotFound if not uploaded."""
+        if self.volume(f"{image.name}.ready") is None:
+            raise ImageNotFound(f"image {image.name} is not in pool {self.name} on {self.conn.getURI()}")
+        out = {"disk": self.volume(f"{image.name}.qcow2").path(), "save": self.volume(f"{image.name}.save").path()}
+        for key, suffix in (("kernel", "vmlinuz"), ("initrd", "initrd")):
+            vol = self.volume(f"{image.name}.{suffix}")
+            out[key] = vol.path() if vol is not None else None
+        return out
+
+    def ensure_image(self, image: ImageInfo, template_xml: str, progress: ProgressFn | None = None,
+                     wait_s: float = 1800.0) -> dict[str, str]:
+        """Upload the image to this pool unless it is already there (same name, hence same recipe hash).
+
+        Concurrent callers (other processes, other machines) are serialised by a lock
+        volume ``<name>.uploading``: one uploads, the others wait for ``<name>.ready``.
+
+        Args:
+            template_xml: a domain XML for the save image's header (each environment's
+                clone gets its own XML written over it).
+            progress: called as ``progress(volume, bytes_done, bytes_total)``.
+            wait_s: how long to wait for another uploader.
+
+        Returns:
+            host paths as :meth:`image_volumes`.
+        """
+        libvirt = _libvirt()
+        if self.volume(f"{image.name}.ready") is not None:
+            return self.image_volumes(image)
+        lock = f"{image.name}.uploading"
+        try:
+            self.pool.createXML(self._vol_xml(lock, 0, "raw"), 0)
+        except libvirt.libvirtError:
+            return self._wait_for_upload(image, lock, wait_s)
+        try:
+            t0 = time.monotonic()
+            for suffix in ("qcow2", "vmlinuz", "initrd", "save"):
+                self.delete(f"{image.name}.{suffix}")  # leftovers of an interrupted upload
+            self._upload(f"{image.name}.qcow2", [image.file("disk")], "qcow2", progress)
+            if image.meta["files"].get("kernel"):
+                self._upload(f"{image.name}.vmlinuz", [image.file("kernel")], "raw", progress)
+            if image.meta["files"].get("initrd"):
+                self._upload(f"{image.name}.initrd", [image.file("initrd")], "raw", progress)
+            self._upload(f"{image.name}.save", [save_header(template_xml), image.file("state")], "raw", progress)
+            self.pool.createXML(self._vol_xml(f"{image.name}.ready", 0, "raw"), 0)
+            log.info("uploaded image %s to pool %s on %s in %.1f s", image.name, self.name, self.conn.getURI(),
+                     time.monotonic() - t0)
+        finally:
+            try:
+                self.delete(lock)
+            except libvirt.libvirtError as exc:
+                log.warning("could not remove upload lock %s: %s", lock, exc)
+        return self.image_volumes(image)
+
+    def _wait_for_upload(self, image: ImageInfo, lock: str, wait_s: float) -> dict[str, str]:
+        deadline = time.monotonic() + wait_s
+        log.info("waiting for another process to upload %s to pool %s", image.name, self.name)
+        while time.monotonic() < deadline:
+            self.pool.refresh(0)
+            if self.volume(f"{image.name}.ready") is not None:
+                return self.image_volumes(image)
+            if self.volume(lock) is None:
+                raise StorageError(f"the upload of {image.name} to pool {self.name} on {self.conn.getURI()} "
+                                   "stopped without finishing; retry")
+            time.sleep(2.0)
+        raise StorageError(f"{image.name} was still being uploaded to pool {self.name} on {self.conn.getURI()} "
+                           f"after {wait_s:.0f} s; if no upload runs, delete the stale lock: "
+                           f"virsh -c {self.conn.getURI()} vol-delete --pool {self.name} {lock}")
+
+    def _vol_xml(self, name: str, capacity: int, fmt: str, mode: str = "0644") -> str:
+        return (f"<volume><name>{name}</name><capacity unit='bytes'>{capacity}</capacity>"
+                f"<allocation unit='bytes'>0</allocation><target><format type='{fmt}'/>"
+                f"<permissions><mode>{mode}</mode></permissions></target></volume>")
+
+    def _upload(self, name: str, parts: list, fmt: str, progress: ProgressFn | None) -> None:
+        """Create volume ``name`` and stream ``parts`` (bytes or file paths) into it."""
+        total = sum(len(p) if isinstance(p, bytes) else Path(p).stat().st_size for p in parts)
+        # Created as raw even for a qcow2 file: libvirt would otherwise format it; the
+        # bytes we send are the image file itself. The pool reports its real format on refresh.
+        vol = self.pool.createXML(self._vol_xml(name, total, "raw"), 0)
+        stream = self.conn.newStream(0)
+        done, last_report = 0, 0.0
+        try:
+            vol.upload(stream, 0, total, 0)
+            for part in parts:
+                if isinstance(part, bytes):
+                    stream.send(part)
+                    done += len(part)
+                    continue
+                with open(part, "rb") as fh:
+                    while chunk := fh.read(CHUNK):
+                        sent = 0
+                        while sent < len(chunk):
+                            sent += stream.send(chunk[sent:])
+                        done += len(chunk)
+                        now = time.monotonic()
+                        if progress and now - last_report > 0.5:
+                            progress(name, done, total)
+                            last_report = now
+            stream.finish()
+        except BaseException:
+            try:
+                stream.abort()
+            except Exception:
+                pass
+            try:
+                vol.delete(0)
+            except Exception:
+                pass
+            raise
+        if progress:
+            progress(name, total, total)
+        log.info("uploaded %s (%s) to pool %s", name, human_size(total), self.name)
+
+    # -- per-environment volumes -----------------------------------------------------
+    def create_overlay(self, name: str, backing_path: str):
+        """A qcow2 volume ``name`` backed by ``backing_path`` (copy-on-write)."""
+        libvirt = _libvirt()
+        backing = self.conn.storageVolLookupByPath(backing_path)
+        capacity = backing.info()[1]
+        xml = (f"<volume><name>{name}</name><capacity unit='bytes'>{capacity}</capacity>"
+               "<target><format type='qcow2'/><permissions><mode>0600</mode></permissions></target>"
+               f"<backingStore><path>{backing_path}</path><format type='qcow2'/></backingStore></volume>")
+        try:
+            return self.pool.createXML(xml, 0)
+        except libvirt.libvirtError as exc:
+            raise StorageError(f"cannot create overlay {name} in pool {self.name}: {exc}") from exc
+
+    def clone_save(self, name: str, save_path: str, domain_xml: str):
+        """A copy of the image's save image with ``domain_xml`` written into its header.
+
+        libvirt restores a save image only into the domain (name and UUID) recorded in
+        its header, so every environment restores from its own copy (a server-side
+        copy on the host; deleted once the domain runs).
+        """
+        libvirt = _libvirt()
+        src = self.conn.storageVolLookupByPath(save_path)
+        head = self._download(src, SAVE_HEADER.size)
+        _, room = parse_save_header(head)
+        xml = (f"<volume><name>{name}</name><capacity unit='bytes'>{src.info()[1]}</capacity>"
+               "<target><format type='raw'/><permissions><mode>0600</mode></permissions></target></volume>")
+        try:
+            vol = self.pool.createXMLFrom(xml, src, 0)
+        except libvirt.libvirtError as exc:
+            raise StorageError(f"cannot copy {save_path} to {name} in pool {self.name}: {exc}") from exc
+        try:
+            body = save_header(domain_xml, room)[SAVE_HEADER.size:]
+            stream = self.conn.newStream(0)
+            vol.upload(stream, SAVE_HEADER.size, len(body), 0)
+            stream.send(body)
+            stream.finish()
+        except BaseException:
+            vol.delete(0)
+            raise
+        return vol
+
+    def _download(self, vol, length: int) -> bytes:
+        stream = self.conn.newStream(0)
+        vol.download(stream, 0, length, 0)
+        data = b""
+        while len(data) < length:
+            chunk = stream.recv(length - len(data))
+            if not chunk:
+                break
+            data += chunk
+        stream.finish()
+        return data
