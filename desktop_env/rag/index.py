@@ -46,6 +46,8 @@ class DocSource:
         exclude: glob patterns of pages to leave out (indexes, changelogs).
         package: the Debian package that ships ``path``, named in the hint when it is missing.
         max_files: index at most this many pages (sorted by path); None for all.
+        aliases: words that name this tool in an instruction (besides ``name``); a query
+            that mentions one ranks this source's chunks higher.
     """
 
     name: str
@@ -54,6 +56,7 @@ class DocSource:
     exclude: list[str] = field(default_factory=list)
     package: str | None = None
     max_files: int | None = None
+    aliases: list[str] = field(default_factory=list)
 
     def __post_init__(self):
         if not re.fullmatch(r"[A-Za-z0-9_.-]+", self.name or ""):
@@ -92,7 +95,7 @@ def load_sources(path: str | os.PathLike = DEFAULT_SOURCES) -> list[DocSource]:
     if not isinstance(entries, list):
         raise DocsError(f"{path}: expected {{\"sources\": [...]}}")
     out = []
-    allowed = {"name", "path", "include", "exclude", "package", "max_files", "comment"}
+    allowed = {"name", "path", "include", "exclude", "package", "max_files", "aliases", "comment"}
     for i, e in enumerate(entries):
         if not isinstance(e, dict) or "name" not in e or "path" not in e:
             raise DocsError(f"{path}: sources[{i}] needs at least \"name\" and \"path\"")
@@ -103,7 +106,7 @@ def load_sources(path: str | os.PathLike = DEFAULT_SOURCES) -> list[DocSource]:
         folder = Path(e["path"]).expanduser()
         if not folder.is_absolute():
             folder = path.parent / folder
-        kw = {k: e[k] for k in ("include", "exclude", "package", "max_files") if k in e}
+        kw = {k: e[k] for k in ("include", "exclude", "package", "max_files", "aliases") if k in e}
         out.append(DocSource(name=e["name"], path=folder, **kw))
     return out
 
@@ -242,6 +245,10 @@ class DocIndex:
         DocsError: the file does not exist or is not an index built by this module.
     """
 
+    SOURCE_POOL = 200  # bm25 candidates re-ranked
+    MENTION_BOOST = 1.5  # score factor for chunks of a source the query names
+    PER_PAGE = 2  # chunks of one page in a result, at most
+
     def __init__(self, path: str | os.PathLike | None = None):
         self.path = Path(path) if path else default_index_path()
         if not self.path.is_file():
@@ -263,8 +270,20 @@ class DocIndex:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def mentioned_sources(self, text: str) -> set[str]:
+        """Sources whose name or an alias occurs as a word in ``text``."""
+        words = set(re.findall(r"[a-z0-9_]+", text.lower()))
+        return {s["name"] for s in self.meta.get("sources", [])
+                if words & {w.lower() for w in [s["name"], *s.get("aliases", [])]}}
+
     def query(self, text: str, k: int = 5, sources: list[str] | None = None) -> list[Hit]:
-        """The ``k`` chunks that best match ``text`` by BM25 (headings and titles weigh more).
+        """The ``k`` chunks that best match ``text``.
+
+        Ranking: FTS5 ``bm25`` (titles and headings weigh more than body text) over the
+        best ``SOURCE_POOL`` candidates, then the scores of chunks from a source the text
+        names (``postgresql``, an alias such as ``calc``) are multiplied by
+        ``MENTION_BOOST``, and at most ``PER_PAGE`` chunks of one page are kept, so the
+        result covers several pages.
 
         Args:
             text: free text (an instruction, a question); stopwords and punctuation are dropped.
@@ -276,14 +295,24 @@ class DocIndex:
             return []
         where, params = "chunks MATCH ?", [match]
         if sources:
-            where += f" AND source IN ({','.join('?' * len(sources))})"
+            where += f" AND chunks.source IN ({','.join('?' * len(sources))})"
             params += list(sources)
         rows = self.db.execute(
-            f"SELECT chunks.source, chunks.title, heading, text, pages.root, pages.path, "
+            f"SELECT chunks.source, chunks.title, heading, text, pages.root, pages.path, chunks.page, "
             f"bm25(chunks, 4.0, 6.0, 1.0) AS score FROM chunks JOIN pages ON pages.id = chunks.page "
-            f"WHERE {where} ORDER BY score LIMIT ?", (*params, k)).fetchall()
-        return [Hit(source=s, title=t, heading=h, text=x, file=str(Path(root) / p), score=round(sc, 3))
-                for s, t, h, x, root, p, sc in rows]
+            f"WHERE {where} ORDER BY score LIMIT ?", (*params, max(k * 10, self.SOURCE_POOL))).fetchall()
+        named = self.mentioned_sources(text)
+        ranked = sorted(rows, key=lambda r: r[7] * (self.MENTION_BOOST if r[0] in named else 1.0))
+        out, per_page = [], {}
+        for s, t, h, x, root, p, page, sc in ranked:
+            if per_page.get(page, 0) >= self.PER_PAGE:
+                continue
+            per_page[page] = per_page.get(page, 0) + 1
+            boost = self.MENTION_BOOST if s in named else 1.0
+            out.append(Hit(source=s, title=t, heading=h, text=x, file=str(Path(root) / p), score=round(sc * boost, 3)))
+            if len(out) == k:
+                break
+        return out
 
 
 def format_context(hits: list[Hit], max_chars: int = 1500) -> str:

@@ -49,8 +49,8 @@ def build_report(result_dirs: list[str | os.PathLike], out_dir: str | os.PathLik
     from desktop_env.report import html, plots, tables
 
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     results = load_runs(list(result_dirs), tasks_root=tasks_root, exclude=out)
+    out.mkdir(parents=True, exist_ok=True)
     for stale in ("tasks", "csv", "assets"):
         shutil.rmtree(out / stale, ignore_errors=True)
     report = Report(out_dir=out, index=out / "index.html", results=results)

@@ -137,6 +137,8 @@ def action_parts(action: Any, cursor: list | None = None) -> list[dict]:
     """Every structured part of one raw action (a pyautogui string, a computer_13 dict,
     ``DONE``/``FAIL``/``WAIT``, or a harness ``{"command": ...}``), in order."""
     cursor = cursor if cursor is not None else [None, None]
+    if action is None:  # a turn whose reply gave no action
+        return [{"type": "NONE"}]
     if isinstance(action, str):
         word = action.strip().upper()
         if word in ("DONE", "FAIL", "WAIT"):

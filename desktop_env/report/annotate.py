@@ -47,7 +47,7 @@ def annotate(image: Image.Image, parts: list[dict], scale: float = 1.0) -> Image
     r = max(8, int(18 * unit))
     pointer = None
     boxes_y = int(10 * unit)
-    clicks = [p for p in parts if "x" in p and p["type"] != "DRAG_TO"]
+    clicks = [p for p in parts if p.get("x") is not None and p.get("type") != "DRAG_TO"]
     for i, p in enumerate(parts):
         kind = p.get("type", "")
         if "path" in p and p["path"] and p["path"][0][0] is not None:

@@ -163,8 +163,8 @@ def read_trajectory(path: Path) -> list[Step]:
         struct = rec.get("action_struct")
         if not isinstance(struct, dict) or not struct.get("type"):
             struct = summarize(parts)
-        elif len(parts) == 1 and parts[0]["type"] in ("PYAUTOGUI", "UNKNOWN") or not parts:
-            parts = [struct]
+        elif len(parts) == 1 and parts[0]["type"] in ("PYAUTOGUI", "UNKNOWN"):
+            parts = [struct]  # the runner understood more of this action than the code parser
         steps.append(Step(
             num=int(rec.get("step_num", len(steps) + 1)), action=action, action_struct=struct, parts=parts,
             response=rec.get("response"), parse_error=rec.get("parse_error") or None,
