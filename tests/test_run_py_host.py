@@ -130,3 +130,12 @@ def test_exclude_account_and_already_done_run_needs_no_vm(tmp_path):
     assert manifest["model"] == "noop" and manifest["prompt_version"] and manifest["finished"]
     assert manifest["parameters"]["exclude_account"] is True and len(manifest["git"]["commit"]) == 40
     assert "image" in manifest
+
+
+def test_unknown_model_and_missing_index(tmp_path):
+    out = subprocess.run([sys.executable, "run.py", "--model", "orcale", "--result_dir", str(tmp_path)], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "did you mean 'oracle'" in out.stderr
+    out = subprocess.run([sys.executable, "run.py", "--test_all_meta_path", str(tmp_path / "nope.json"),
+                          "--result_dir", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "nope.json" in out.stderr
