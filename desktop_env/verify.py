@@ -26,6 +26,7 @@ import datetime
 import json
 import logging
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -43,6 +44,7 @@ NOT_SCORED = "not scored"
 #: Verdicts that count as proven.
 GOOD_VERDICTS = (PROVEN, INFEASIBLE_OK)
 MODELS = ("oracle", "noop")
+_PROGRESS = re.compile(r"^(\[\d+/\d+\] |\d+(/\d+)? tasks)")
 
 
 @dataclass
@@ -276,8 +278,8 @@ def run_model(model: str, suite: Path, result_dir: Path, num_envs: int = 1, path
             for line in proc.stdout:
                 out.write(line)
                 out.flush()
-                if not line.startswith(("20", " ")):  # run.py's own progress lines, not worker logs
-                    log.info("%s: %s", model, line.rstrip())
+                if _PROGRESS.match(line):  # run.py's own progress lines, not worker logs and tracebacks
+                    log.info("%s: %s", model, line.rstrip()[:300])
             return proc.wait(timeout=timeout_s)
         finally:
             if proc.poll() is None:

@@ -14,7 +14,7 @@ import csv
 import datetime
 import random
 import sqlite3
-from collections import Counter, defaultdict
+from collections import Counter
 from pathlib import Path
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -67,18 +67,20 @@ def jupyter(folder: Path) -> None:
         for region in REGIONS:
             rows.append([f"2024-{month:02d}", region, round(rng.uniform(8000, 25000), 2)])
     _write_csv(folder / "regional_sales.csv", ["month", "region", "revenue"], rows)
-    totals: dict[str, float] = defaultdict(float)
-    for _, region, revenue in rows:
-        totals[region] += revenue
+    totals: dict[str, float] = {}
+    for _, region, revenue in rows:  # the notebook's own arithmetic, in the same order
+        totals[region] = totals.get(region, 0.0) + float(f"{revenue}")
     best = max(totals, key=totals.get)
     cells = [
         ("markdown", "# Regional sales 2024\nTotal revenue per region, and the best region."),
-        ("code", "import pandas as pd\ndf = pd.read_csv('/home/user/regional_sales.csv')\nprint(len(df), 'rows')",
+        ("code", "import csv\nwith open('/home/user/regional_sales.csv', newline='') as f:\n"
+                 "    rows = list(csv.DictReader(f))\nprint(len(rows), 'rows')",
          f"{len(rows)} rows\n"),
-        ("code", "totals = df.groupby('region')['revenue'].sum().sort_index()\n"
-                 "for region, total in totals.items():\n    print(f'{region}: {total:.2f}')",
+        ("code", "totals = {}\nfor row in rows:\n"
+                 "    totals[row['region']] = totals.get(row['region'], 0.0) + float(row['revenue'])\n"
+                 "for region in sorted(totals):\n    print(f'{region}: {totals[region]:.2f}')",
          "".join(f"{r}: {totals[r]:.2f}\n" for r in sorted(totals))),
-        ("code", "print('best region:', totals.idxmax())", f"best region: {best}\n"),
+        ("code", "print('best region:', max(totals, key=totals.get))", f"best region: {best}\n"),
     ]
     for gold in (False, True):
         nb = nbformat.v4.new_notebook()
