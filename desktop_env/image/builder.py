@@ -281,7 +281,7 @@ class ImageBuilder:
         resolv.unlink(missing_ok=True)
         shutil.copy("/etc/resolv.conf", resolv)
         packages = " ".join(shlex.quote(p) for p in self.recipe.own_packages)
-        log.info("[packages] apt-get install in the %s layer: %d packages (a few minutes)",
+        log.info("[packages] apt-get install on the %s layer: %d packages, then the venvs (a few minutes)",
                  self.recipe.extends, len(self.recipe.own_packages))
         self._run_in_chroot(root, (
             "apt-get -o Acquire::Retries=3 update && "
