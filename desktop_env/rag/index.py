@@ -225,10 +225,12 @@ class Hit:
     score: float
 
 
-def fts_query(text: str, max_terms: int = 32) -> str:
+def fts_query(text: str, max_terms: int = 32, drop: frozenset[str] = frozenset()) -> str:
     """An FTS5 MATCH expression for free text: its distinct non-stopword terms and each pair
-    of adjacent terms as a phrase (so "window functions" counts more than either word), ORed."""
+    of adjacent terms as a phrase (so "window functions" counts more than either word), ORed.
+    Words in ``drop`` are left out, unless nothing else remains."""
     tokens = [t for t in re.findall(r"[A-Za-z0-9_]+", text.lower()) if t not in _STOPWORDS and len(t) > 1]
+    tokens = [t for t in tokens if t not in drop] or tokens
     terms: list[str] = []
     for tok in tokens:
         if tok not in terms:
@@ -270,11 +272,15 @@ class DocIndex:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def source_words(self) -> dict[str, set[str]]:
+        """Source name -> the words that name it (its name and aliases, lower case)."""
+        return {s["name"]: {w.lower() for w in [s["name"], *s.get("aliases", [])]}
+                for s in self.meta.get("sources", [])}
+
     def mentioned_sources(self, text: str) -> set[str]:
         """Sources whose name or an alias occurs as a word in ``text``."""
         words = set(re.findall(r"[a-z0-9_]+", text.lower()))
-        return {s["name"] for s in self.meta.get("sources", [])
-                if words & {w.lower() for w in [s["name"], *s.get("aliases", [])]}}
+        return {name for name, names in self.source_words().items() if words & names}
 
     def query(self, text: str, k: int = 5, sources: list[str] | None = None) -> list[Hit]:
         """The ``k`` chunks that best match ``text``.
@@ -282,15 +288,17 @@ class DocIndex:
         Ranking: FTS5 ``bm25`` (titles and headings weigh more than body text) over the
         best ``SOURCE_POOL`` candidates, then the scores of chunks from a source the text
         names (``postgresql``, an alias such as ``calc``) are multiplied by
-        ``MENTION_BOOST``, and at most ``PER_PAGE`` chunks of one page are kept, so the
-        result covers several pages.
+        ``MENTION_BOOST`` (the naming words select a source rather than match text: they
+        are left out of the match unless nothing else remains), and at most ``PER_PAGE``
+        chunks of one page are kept, so the result covers several pages.
 
         Args:
             text: free text (an instruction, a question); stopwords and punctuation are dropped.
             k: how many chunks.
             sources: only chunks from these source names.
         """
-        match = fts_query(text)
+        naming = frozenset(w for names in self.source_words().values() for w in names)
+        match = fts_query(text, drop=naming)
         if not match or k <= 0:
             return []
         where, params = "chunks MATCH ?", [match]

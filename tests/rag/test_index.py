@@ -97,3 +97,14 @@ def test_cli_build_with_add_and_query(crawl, tmp_path):
     assert json.loads(proc.stdout)[0]["title"] == "Incremental models"
     proc = run("build", "--no-defaults", "--add", "nofolder", "--index", index)
     assert proc.returncode == 1 and "NAME=DIR" in proc.stderr
+
+
+def test_augment_instruction_appends_context_only_when_something_matches(small_index):
+    from desktop_env.rag import augment_instruction
+
+    path, _ = small_index
+    out = augment_instruction("Schedule the DAG daily", 2, index_path=path)
+    assert out.startswith("Schedule the DAG daily\n\nDocumentation that may help")
+    assert "[1] airflow: DAGs" in out
+    assert augment_instruction("zzzz qqqq", 2, index_path=path) == "zzzz qqqq"
+    assert augment_instruction("Schedule the DAG daily", 0, index_path=path) == "Schedule the DAG daily"
