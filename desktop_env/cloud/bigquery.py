@@ -179,8 +179,10 @@ class BigQuery:
                 config = (bigquery.LoadJobConfig(source_format=bigquery.SourceFormat.CSV, skip_leading_rows=1,
                                                  autodetect=True) if fields is None else
                           bigquery.LoadJobConfig(source_format=bigquery.SourceFormat.CSV, schema=fields))
+                # a known size lets small files go up in one multipart request instead of a resumable session
                 with open(csv_path, "rb") as fh:
-                    self.client.load_table_from_file(fh, f"{pid}.{dataset_id}.{table_id}", job_config=config).result()
+                    self.client.load_table_from_file(fh, f"{pid}.{dataset_id}.{table_id}", job_config=config,
+                                                     size=Path(csv_path).stat().st_size).result()
             logger.info("BigQuery: created table %s.%s", dataset_id, table_id)
         self.call(f"create table {dataset_id}.{table_id}", run)
 

@@ -72,11 +72,16 @@ def require_account(ctx: SetupContext | None, vendor: str, params: dict, name: s
     return load_settings(ctx, vendor, params, name)
 
 
-def _actions(actions: Any, name: str) -> list[dict]:
+def _actions(actions: Any, name: str, known: tuple[str, ...]) -> list[dict]:
+    """``actions`` checked before any account is contacted: a list of ``{"type": one of known, ...}``."""
     if actions is None:
         return []
     if not isinstance(actions, list) or not all(isinstance(a, dict) and "type" in a for a in actions):
         raise SetupError("'actions' must be a list of objects, each with a 'type'", step=name)
+    for i, action in enumerate(actions):
+        if action["type"] not in known:
+            raise SetupError(f"actions[{i}].type {action['type']!r} is not a {name} action; expected one of "
+                             f"{', '.join(known)}", step=name)
     return actions
 
 
@@ -161,7 +166,7 @@ def bigquery_init(ctx: SetupContext, config_file: str | None = None, settings_fi
     name = "bigquery_init"
     params = {"config_file": config_file, "settings_file": settings_file, "project_name": project_name,
               "project_index": project_index}
-    acts = _actions(actions, name)
+    acts = _actions(actions, name, ("empty", "create_table", "copy_keyfile"))
     with bigquery_for(ctx, params, name) as bq:
         for i, action in enumerate(acts):
             kind = action["type"]
@@ -178,12 +183,9 @@ def bigquery_init(ctx: SetupContext, config_file: str | None = None, settings_fi
                                     csv_path)
                 except KeyError as exc:
                     raise SetupError(f"actions[{i}] (create_table) needs the field {exc}", step=name) from None
-            elif kind == "copy_keyfile":
+            else:  # copy_keyfile
                 dest = action.get("dest", "/home/user/keyfile.json")
                 ctx.controller.upload_file(bq.project.keyfile.read_bytes(), dest)
-            else:
-                raise SetupError(f"actions[{i}].type {kind!r} is not a bigquery_init action; expected "
-                                 "'empty', 'create_table' or 'copy_keyfile'", step=name)
 
 
 # -- Snowflake -----------------------------------------------------------------------------------
@@ -214,7 +216,8 @@ def snowflake_init(ctx: SetupContext, settings_file: str | None = None, actions:
     """
     from desktop_env.cloud import snowflake as sfmod
     name = "snowflake_init"
-    acts = _actions(actions, name)
+    acts = _actions(actions, name, ("execute_script", "delete_user", "delete_database", "delete_warehouse",
+                                    "create_database", "create_table", "copy_keyfile"))
     sf, settings = snowflake_for(ctx, {"settings_file": settings_file}, name)
     with sf:
         for i, action in enumerate(acts):
@@ -239,12 +242,8 @@ def snowflake_init(ctx: SetupContext, settings_file: str | None = None, actions:
                     sfmod.create_database(sf, args["database"], args.get("schema"), args.get("delete_first", True))
                 elif kind == "create_table":
                     sfmod.create_table(sf, args["database"], args["table"], args["sql"], args.get("schema", "PUBLIC"))
-                elif kind == "copy_keyfile":
+                else:  # copy_keyfile
                     ctx.controller.upload_file(settings.path.read_bytes(), args.get("dest", "/home/user/keyfile.json"))
-                else:
-                    raise SetupError(f"actions[{i}].type {kind!r} is not a snowflake_init action; expected one of "
-                                     "execute_script, delete_user, delete_database, delete_warehouse, "
-                                     "create_database, create_table, copy_keyfile", step=name)
             except KeyError as exc:
                 raise SetupError(f"actions[{i}] ({kind}) needs the field {exc}", step=name) from None
             except ValueError as exc:
@@ -277,7 +276,7 @@ def dbt_cloud_init(ctx: SetupContext, settings_file: str | None = None, actions:
     """
     from desktop_env.cloud.dbt_cloud import run_init_actions
     name = "dbt_cloud_init"
-    acts = _actions(actions, name)
+    acts = _actions(actions, name, ("create_project", "delete_project"))
     with dbt_cloud_for(ctx, {"settings_file": settings_file}, name) as client:
         try:
             run_init_actions(client, acts)

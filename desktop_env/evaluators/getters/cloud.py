@@ -60,8 +60,8 @@ def get_bigquery_sql_result_to_csv(ctx: SetupContext, sql: str, dest: str, confi
     """
     from desktop_env.cloud.base import write_csv
     name = "bigquery_sql_result_to_csv"
-    text = ctx.resolve(sql).read_text(encoding="utf-8")
     with bigquery_for(ctx, _gcp(config_file, settings_file, project_name, project_index), name) as bq:
+        text = ctx.resolve(sql).read_text(encoding="utf-8")
         try:
             query = text.format(bq.project.project_id)
         except (IndexError, KeyError, ValueError) as exc:
