@@ -260,8 +260,9 @@ class HostScheduler:
                     log.info("environment placed on %s (slot %d of %d)", spec.uri, lease.slot + 1, cap)
                     return lease
             if time.monotonic() > deadline:
-                raise HostError(f"every host is at capacity after waiting {timeout_s:.0f} s "
-                                f"({', '.join(f'{s.uri}: {c}' for _, _, s, c in candidates)})")
+                busy = ", ".join(f"{s.uri}: {c}" for _, _, s, c in candidates)
+                out = "; out of rotation: " + "; ".join(f"{u}: {r}" for u, r in reasons.items()) if reasons else ""
+                raise HostError(f"every host is at capacity after waiting {timeout_s:.0f} s ({busy}){out}")
             time.sleep(1.0)
 
     def _try_slots(self, spec: HostSpec, cap: int) -> Lease | None:
