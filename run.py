@@ -44,6 +44,9 @@ def config(argv: list[str] | None = None) -> argparse.Namespace:
     env = p.add_argument_group("environment")
     env.add_argument("--path_to_vm", default=None, help="image name, profile or image folder (default: newest base)")
     env.add_argument("--provider_name", default="qemu", help="VM provider (default: qemu)")
+    env.add_argument("--hosts", default=None, help="libvirt provider: URI[#N],... hosts to spread environments over "
+                                                   "(N: capacity, default from each host's CPUs and memory); a host "
+                                                   "that fails leaves rotation and its tasks are retried elsewhere")
     env.add_argument("--headless", action="store_true", help="accepted for compatibility: VMs never open a window")
     env.add_argument("--action_space", default="pyautogui", choices=["pyautogui", "computer_13"],
                      help="pyautogui code strings or computer_13 action dicts (default pyautogui)")
@@ -258,7 +261,7 @@ def run_episode(env, agent, task, args, folder: Path, deadline: float) -> dict:
                 step += 1
                 if isinstance(action, dict) and "command" in action:
                     reply = env.controller.execute(action["command"], shell=action.get("shell", False),
-                                                   timeout_s=max(1.0, min(deadline - time.monotonic(), 600)))
+                                                   timeout_s=max(1.0, min(deadline - time.monotonic() + 5, 600)))
                     reward, terminated, truncated = 0.0, False, False
                     info = {"command_returncode": reply.get("returncode")}
                 else:
@@ -326,11 +329,12 @@ def run_job(job: dict, args, agent, env_box: list, new_env) -> dict:
         feasible = task.evaluator is None or "infeasible" not in task.evaluator.funcs
         for attempt in range(args.retries + 1):
             status["attempts"] = attempt + 1
-            deadline = time.monotonic() + args.task_timeout
-            signal.setitimer(signal.ITIMER_REAL, args.task_timeout)
             try:
                 if env_box[0] is None:
                     env_box[0] = new_env()
+                    env_box[0].reset()  # boots the VM: not counted in the task's time
+                deadline = time.monotonic() + args.task_timeout
+                signal.setitimer(signal.ITIMER_REAL, args.task_timeout)
                 episode = run_episode(env_box[0], agent, task, args, folder, deadline)
                 signal.setitimer(signal.ITIMER_REAL, 0)
                 status.update(score=episode["score"], steps=episode["steps"], final=True, error=None,
@@ -408,7 +412,8 @@ def worker(args, jobs, results) -> None:
     def new_env():
         return DesktopEnv(provider_name=args.provider_name, path_to_vm=args.path_to_vm, action_space=args.action_space,
                           screen_size=screen, require_a11y_tree=args.observation_type != "screenshot",
-                          max_steps=args.max_steps, cache_dir=args.cache_dir)
+                          max_steps=args.max_steps, cache_dir=args.cache_dir,
+                          **({"hosts": args.hosts} if args.hosts else {}))
 
     agent = None
     try:

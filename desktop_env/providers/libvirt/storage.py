@@ -177,6 +177,7 @@ class HostPool:
                 self._upload(f"{image.name}.initrd", [image.file("initrd")], "raw", progress)
             self._upload(f"{image.name}.save", [save_header(template_xml), image.file("state")], "raw", progress)
             self.pool.createXML(self._vol_xml(f"{image.name}.ready", 0, "raw"), 0)
+            self.prune_superseded(image)
             log.info("uploaded image %s to pool %s on %s in %.1f s", image.name, self.name, self.conn.getURI(),
                      time.monotonic() - t0)
         finally:
@@ -185,6 +186,43 @@ class HostPool:
             except libvirt.libvirtError as exc:
                 log.warning("could not remove upload lock %s: %s", lock, exc)
         return self.image_volumes(image)
+
+    def prune_superseded(self, image: ImageInfo) -> list[str]:
+        """Delete older uploads of ``image``'s profile that no overlay in this pool is backed by.
+
+        Returns the image names removed.
+        """
+        import xml.etree.ElementTree as ET
+
+        libvirt = _libvirt()
+        self.pool.refresh(0)
+        names = self.pool.listVolumes()
+        in_use = set()
+        for vol_name in names:
+            if vol_name.startswith("desktop-env-") and vol_name.endswith(".qcow2"):
+                try:
+                    backing = ET.fromstring(self.pool.storageVolLookupByName(vol_name).XMLDesc(0))
+                except libvirt.libvirtError:
+                    continue
+                path = backing.findtext("./backingStore/path")
+                if path:
+                    in_use.add(Path(path).name)
+        removed = []
+        prefix = f"{image.profile}-"
+        for marker in names:
+            old = marker[:-len(".ready")]
+            if not marker.endswith(".ready") or not old.startswith(prefix) or old == image.name:
+                continue
+            if f"{old}.qcow2" in in_use:
+                continue
+            for suffix in ("ready", "qcow2", "vmlinuz", "initrd", "save"):
+                try:
+                    self.delete(f"{old}.{suffix}")
+                except libvirt.libvirtError as exc:
+                    log.warning("could not delete %s.%s from pool %s: %s", old, suffix, self.name, exc)
+            removed.append(old)
+            log.info("removed superseded image %s from pool %s", old, self.name)
+        return removed
 
     def _wait_for_upload(self, image: ImageInfo, lock: str, wait_s: float) -> dict[str, str]:
         deadline = time.monotonic() + wait_s
