@@ -105,10 +105,29 @@ class HostPool:
             if not pool.isActive():
                 pool.create(0)
             pool.setAutostart(1)
-            pool.refresh(0)
         except libvirt.libvirtError as exc:
             raise StorageError(f"cannot start storage pool {self.name!r} on {self.conn.getURI()}: {exc}") from exc
         return pool
+
+    def refresh(self, timeout_s: float = 30.0) -> None:
+        """Re-scan the pool's directory; retried while another client's volume job runs.
+
+        libvirt refuses a refresh while a volume is being created or copied in the pool
+        ("has asynchronous jobs running"), which happens whenever several environments
+        start on one host; lookups by name work without it, so a refresh that keeps
+        failing is only logged.
+        """
+        libvirt = _libvirt()
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                self.pool.refresh(0)
+                return
+            except libvirt.libvirtError as exc:
+                if "asynchronous jobs" not in str(exc) or time.monotonic() > deadline:
+                    log.warning("could not refresh pool %s: %s", self.name, exc)
+                    return
+            time.sleep(0.5)
 
     # -- lookups -------------------------------------------------------------------
     def volume(self, name: str):
@@ -128,7 +147,7 @@ class HostPool:
         return True
 
     def volume_names(self) -> list[str]:
-        self.pool.refresh(0)
+        self.refresh()
         return sorted(self.pool.listVolumes())
 
     # -- image volumes -------------------------------------------------------------
@@ -195,7 +214,7 @@ class HostPool:
         import xml.etree.ElementTree as ET
 
         libvirt = _libvirt()
-        self.pool.refresh(0)
+        self.refresh()
         names = self.pool.listVolumes()
         in_use = set()
         for vol_name in names:
@@ -228,7 +247,6 @@ class HostPool:
         deadline = time.monotonic() + wait_s
         log.info("waiting for another process to upload %s to pool %s", image.name, self.name)
         while time.monotonic() < deadline:
-            self.pool.refresh(0)
             if self.volume(f"{image.name}.ready") is not None:
                 return self.image_volumes(image)
             if self.volume(lock) is None:
