@@ -126,34 +126,47 @@ def test_sigterm_mid_run_then_resume_and_noop(base_image, suite, tmp_path):
         status = status_of(noop_dir / task)
         assert (status["status"], status["score"], status["steps"]) == ("wrong_result", 0.0, 1)
 
+    slow_only = index.parent / "test_slow.json"
+    slow_only.write_text(json.dumps({"os": [SLOW_TASK]}))
+    timed = run(tmp_path / "timeout", slow_only, "--model", "oracle", "--path_to_vm", base_image.name,
+                "--task_timeout", "8")
+    folder = tmp_path / "timeout" / "pyautogui" / "screenshot" / "oracle" / "os" / SLOW_TASK
+    status = status_of(folder)
+    assert (status["status"], status["final"], status["score"]) == ("timeout", True, 0.0), timed.stdout
+    assert "exceeded --task_timeout 8 s" in status["error"] and (folder / "result.txt").read_text().strip() == "0.0"
+    assert timed.returncode == 0
+
 
 def test_model_client_solves_a_task_through_the_openai_wire(base_image, tmp_path):
     index = tmp_path / "evaluation_examples" / "test_gui.json"
     index.parent.mkdir()
     (index.parent / "examples").symlink_to(ROOT / "evaluation_examples" / "examples")
     index.write_text(json.dumps({"os": [GUI_TASK]}))
-    typing = '[{"action_type": "TYPING", "text": "mkdir -p ~/projects/demo"}, {"action_type": "PRESS", "key": "enter"}]'
+    # Under a loaded host the guest's X server auto-repeats keys held across a slow key-up
+    # ("proojects"); the scripted model turns auto-repeat off first, as its first block.
     replies = [
-        'Let me type it.\n```json\n{"action_type": "TYPING", "text": \n```',  # malformed: a parse error
-        f"```json\n{typing}\n```",  # two actions in one turn
-        'Moving away.\n```json\n{"action_type": "MOVE_TO", "x": 640, "y": 360}\n```',
+        "Let me type it. ```python\npyautogui.write('mkdir -p ~/projects/demo'\n```",  # malformed: a parse error
+        "```python\nimport subprocess\nsubprocess.run(['xset', 'r', 'off'], check=False)\n```\nthen\n"
+        "```python\npyautogui.write('mkdir -p ~/projects/demo', interval=0.02); pyautogui.press('enter')\n```",
+        "Moving away.\n```python\npyautogui.moveTo(640, 360)\n```",
         "The folder exists now.\nDONE",
     ]
     with FakeModelAPI(replies) as api:
         out = run(tmp_path, index, "--model", "fake-vlm", "--base_url", api.openai_url, "--path_to_vm",
-                  base_image.name, "--action_space", "computer_13", "--api_key_env", "NO_SUCH_KEY_VAR",
-                  "--max_steps", "8", "--retries", "0", "--model_screen", "1280x720", "--max_trajectory_length", "2")
+                  base_image.name, "--api_key_env", "NO_SUCH_KEY_VAR", "--max_steps", "8", "--retries", "0",
+                  "--model_screen", "1280x720", "--max_trajectory_length", "2")
         requests = list(api.requests)
-    folder = tmp_path / "computer_13" / "screenshot" / "fake-vlm" / "os"
+    folder = tmp_path / "pyautogui" / "screenshot" / "fake-vlm" / "os"
     status = status_of(folder / GUI_TASK)
     assert status["status"] == "success" and status["score"] == 1.0, out.stdout + out.stderr
     assert status["steps"] == 5 and status["model"] == "fake-vlm"
     traj = [json.loads(line) for line in (folder / GUI_TASK / "traj.jsonl").read_text().splitlines()]
-    assert "does not parse" in traj[0]["parse_error"] and traj[0]["action"] is None
-    assert [t["action_struct"]["type"] for t in traj[1:]] == ["TYPING", "PRESS", "MOVE_TO", "DONE"]
+    assert "not valid Python" in traj[0]["parse_error"] and traj[0]["action"] is None
+    assert [t["action_struct"]["type"] for t in traj[1:]] == ["PYAUTOGUI", "PYAUTOGUI", "MOVE_TO", "DONE"]
+    assert traj[2]["action_struct"]["text"] == "mkdir -p ~/projects/demo" and traj[2]["action_struct"]["keys"] == ["enter"]
     assert traj[1]["parse_error"] is None and traj[1]["tokens_in"] == 1234 and traj[1]["latency_s"] >= 0
     assert traj[2]["tokens_in"] is None  # a turn's cost is on its first action only
-    assert traj[3]["action"] == {"action_type": "MOVE_TO", "x": 960, "y": 540}
+    assert traj[3]["action"] == "pyautogui.moveTo(960, 540)"
     assert traj[3]["action_struct"] == {"type": "MOVE_TO", "x": 960, "y": 540, "path": None, "text": None,
                                         "keys": None}
     assert traj[3]["screen_mapping"] == {"model": [1280, 720], "screen": [1920, 1080]}
