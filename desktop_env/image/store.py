@@ -207,6 +207,16 @@ def prune_superseded(image: ImageInfo, cache: Path | None = None) -> list[str]:
         removed.append(other.name)
     used = {i.meta.get("package_hash") for i in list_images(cache)}
     root = layers_dir(cache)
+    # A derived layer's parent stays too: rebuilding the derived layer starts from it.
+    pending = list(used)
+    while pending:
+        try:
+            parent = json.loads((root / str(pending.pop()) / "layer.json").read_text()).get("parent")
+        except (OSError, ValueError):
+            continue
+        if parent and parent not in used:
+            used.add(parent)
+            pending.append(parent)
     if root.exists():
         for layer in root.iterdir():
             if layer.is_dir() and layer.name not in used and not layer.name.endswith(".partial"):

@@ -122,3 +122,22 @@ def test_sample_sql_loads_with_intact_foreign_keys(tmp_path, sql, counts):
     for table, n in counts.items():
         assert con.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == n
     assert con.execute("PRAGMA foreign_key_check").fetchall() == []
+
+
+def test_pruning_keeps_the_parent_layer_of_a_derived_image(tmp_path):
+    import json
+
+    from desktop_env.image.store import ImageInfo, layers_dir, prune_superseded
+
+    image_dir = tmp_path / "images" / "data-1234"
+    image_dir.mkdir(parents=True)
+    (image_dir / "metadata.json").write_text(json.dumps({
+        "name": "data-1234", "profile": "data", "ready": True, "package_hash": "child", "screen": "1920x1080",
+        "auth": True, "created": "2026-01-01T00:00:00"}))
+    for name, parent in [("child", "parent"), ("parent", None), ("orphan", None)]:
+        layer = layers_dir(tmp_path) / name
+        layer.mkdir(parents=True)
+        (layer / "layer.json").write_text(json.dumps({"hash": name, **({"parent": parent} if parent else {})}))
+    removed = prune_superseded(ImageInfo.load(image_dir), tmp_path)
+    assert removed == ["layer orphan"]
+    assert sorted(p.name for p in layers_dir(tmp_path).iterdir()) == ["child", "parent"]
