@@ -215,8 +215,6 @@ class PyExecutor:
                     timed_out = True
                     logger.warning("executor call timed out after %.1f s; killing worker %d", timeout_s, pid)
                     self._kill(proc)
-                    # Start the replacement now (it waits for this call's lock), not in the next call.
-                    threading.Thread(target=self.prestart, name="executor-restart", daemon=True).start()
                 else:
                     returncode = int(reply.get("returncode", -1))
                     if reply.get("restart"):
