@@ -139,3 +139,9 @@ def test_unknown_model_and_missing_index(tmp_path):
     out = subprocess.run([sys.executable, "run.py", "--test_all_meta_path", str(tmp_path / "nope.json"),
                           "--result_dir", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and "nope.json" in out.stderr
+
+
+def test_human_needs_a_terminal(tmp_path):
+    out = subprocess.run([sys.executable, "run.py", "--model", "human", "--result_dir", str(tmp_path)], cwd=ROOT,
+                         capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+    assert out.returncode == 2 and "not a TTY" in out.stderr

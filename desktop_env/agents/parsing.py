@@ -14,6 +14,7 @@ _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n?(.*?)```", re.DOTALL)
 #: WAIT/DONE/FAIL alone on a line (optionally in backticks or followed by a full stop).
 _BARE_SPECIAL = re.compile(r"^[ \t>*`]*(WAIT|DONE|FAIL)[`*.!]*[ \t]*$", re.MULTILINE)
 _TAG = re.compile(r"^tag_(\d+)$")
+_PYTHON_LANGS = ("", "python", "python3", "py")
 
 #: pyautogui functions whose arguments 0 and 1 (or x=, y=) are screen coordinates.
 _ABSOLUTE = {"click", "doubleClick", "tripleClick", "rightClick", "middleClick", "moveTo", "dragTo",
@@ -109,7 +110,7 @@ def extract_actions(response: str, action_space: str, model_screen: tuple[int, i
     actions: list = []
     if action_space == "pyautogui":
         for lang, body in blocks:
-            if lang in ("json",):
+            if lang not in _PYTHON_LANGS:  # ```bash or ```json blocks are explanations, not actions
                 continue
             actions.extend(_python_block(body, tags))
     elif action_space == "computer_13":

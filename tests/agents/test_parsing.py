@@ -129,3 +129,10 @@ def test_tags_substituted_then_mapped():
                            tags) == [{"action_type": "CLICK", "x": 100, "y": 50}]
     with pytest.raises(ParseError, match="tag_9"):
         substitute_tags("pyautogui.click(tag_9)", tags)
+
+
+def test_blocks_in_other_languages_are_not_actions():
+    reply = "In a shell you would run\n```bash\nmkdir -p x; ls\n```\nbut here:\n" + block("pyautogui.press('enter')")
+    assert extract_actions(reply, "pyautogui") == ["pyautogui.press('enter')"]
+    with pytest.raises(ParseError, match="no action found"):
+        extract_actions("```bash\nls\n```", "pyautogui")
