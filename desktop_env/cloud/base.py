@@ -74,11 +74,18 @@ class Settings:
 
     @classmethod
     def read(cls, path: Path, resolve: Callable[[str], Path] | None = None, step: str | None = None) -> "Settings":
-        """Parse ``path`` as JSON.
+        """Parse ``path`` as JSON (or YAML for ``.yml``/``.yaml``, e.g. PyDrive's settings).
 
         Raises:
-            SettingsError: the file is not valid JSON (the message gives line and column).
+            SettingsError: the file is not valid JSON/YAML (the message gives line and column).
         """
+        if Path(path).suffix in (".yml", ".yaml"):
+            import yaml
+            try:
+                data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+            except yaml.YAMLError as exc:
+                raise SettingsError(path, None, f"not valid YAML: {exc}", step=step) from exc
+            return cls(Path(path), data, resolve or (lambda p: Path(p)), step)
         try:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:

@@ -18,7 +18,7 @@ VENDORS: dict[str, tuple[str, str]] = {
     "snowflake": ("Snowflake", "evaluation_examples/settings/snowflake/settings.json"),
     "dbt_cloud": ("dbt Cloud", "evaluation_examples/settings/dbt_cloud/settings.json"),
     "workarena": ("ServiceNow (WorkArena)", "evaluation_examples/settings/servicenow/settings.json"),
-    "googledrive": ("Google Drive", "evaluation_examples/settings/googledrive/settings.json"),
+    "googledrive": ("Google Drive", "evaluation_examples/settings/googledrive/settings.yml"),
     "google": ("Google account", "evaluation_examples/settings/google/settings.json"),
     "hasura": ("Hasura Cloud", "evaluation_examples/settings/hasura_cloud/settings.json"),
 }
@@ -101,10 +101,6 @@ BROWSER_ONLY_STEPS: dict[str, tuple[str, str]] = {
 
 #: step name -> (vendor, why it cannot run)
 MISSING_STEPS: dict[str, tuple[str, str]] = {
-    "googledrive_init": ("googledrive", "Google Drive file operations (delete, mkdirs, upload) are not implemented: "
-                         "no Google Drive client is integrated yet"),
-    "googledrive": ("googledrive", "Google Drive file operations (delete, mkdirs, upload) are not implemented: "
-                    "no Google Drive client is integrated yet"),
     "workarena_unique_fields": ("workarena", "it reads the record that workarena_task_init generated, and "
                                 "WorkArena task generation is not available (see workarena_task_init)"),
 }
@@ -282,6 +278,83 @@ def dbt_cloud_init(ctx: SetupContext, settings_file: str | None = None, actions:
             run_init_actions(client, acts)
         except ValueError as exc:
             raise SetupError(str(exc), step=name) from exc
+
+
+# -- Google Drive ---------------------------------------------------------------------------------
+def drive_for(ctx: SetupContext | None, params: dict, name: str):
+    """A :class:`desktop_env.cloud.googledrive.Drive` for the account of the Drive settings file."""
+    from desktop_env.cloud.googledrive import Drive
+    return Drive.from_settings(load_settings(ctx, "googledrive", params, name))
+
+
+def _drive_actions(ctx: SetupContext, drive, actions: list[dict], name: str) -> None:
+    import re
+
+    from desktop_env.cloud import googledrive as gd
+    for i, action in enumerate(actions):
+        kind = action["type"]
+        try:
+            if kind == "delete":
+                if action.get("query"):  # a raw Drive query, written for API v2 (title) or v3 (name)
+                    query = re.sub(r"\btitle\b", "name", action["query"])
+                    for item in drive.list(query):
+                        drive.remove(item["id"], trash=bool(action.get("trash", False)))
+                else:
+                    gd.delete(drive, action.get("path"), bool(action.get("trash", False)))
+            elif kind == "mkdirs":
+                gd.mkdirs(drive, action["path"], bool(action.get("exist_ok", True)))
+            else:  # upload
+                src = action["src"]
+                from desktop_env.tasks import is_remote_url
+                if is_remote_url(src):
+                    from desktop_env.configs.steps import fetch_bytes
+                    source = ctx.cache_path(f"googledrive/upload-{i}-{Path(src).name or 'file'}")
+                    source.write_bytes(fetch_bytes(src, ctx))
+                else:
+                    source = ctx.resolve(src)
+                gd.upload(drive, source, action.get("path") or [source.name])
+        except KeyError as exc:
+            raise SetupError(f"actions[{i}] ({kind}) needs the field {exc}", step=name) from None
+        except ValueError as exc:
+            raise SetupError(f"actions[{i}] ({kind}): {exc}", step=name) from exc
+
+
+DRIVE_ACTIONS = ("delete", "mkdirs", "upload")
+
+
+@SETUP_STEPS.register(status=ACCOUNT, note=f"needs a Google Drive account ({VENDORS['googledrive'][1]})")
+def googledrive_init(ctx: SetupContext, settings_file: str | None = None, actions: list | None = None) -> None:
+    """Put the Drive of the settings file's user in a known state (Drive REST API v3).
+
+    Args:
+        settings_file: PyDrive's ``settings.yml`` (``client_config_file``, ``save_credentials_file``)
+            or a JSON file with ``client_secrets_file`` and ``credentials_file``.
+        actions: ``delete`` (``path``: names from the root, empty for everything in the root;
+            ``trash``; or a raw Drive ``query``), ``mkdirs`` (``path``, ``exist_ok``), ``upload``
+            (``src``: a task path, folder or URL; ``path``: where in Drive).
+
+    Raises:
+        AccountRequired, SettingsError, CloudAPIError, SetupError (an unknown action).
+    """
+    name = "googledrive_init"
+    acts = _actions(actions, name, DRIVE_ACTIONS)
+    with drive_for(ctx, {"settings_file": settings_file}, name) as drive:
+        _drive_actions(ctx, drive, acts, name)
+
+
+@SETUP_STEPS.register(status=ACCOUNT, note=f"needs a Google Drive account ({VENDORS['googledrive'][1]})")
+def googledrive(ctx: SetupContext, settings_file: str | None = None, operation: list | None = None,
+                args: list | None = None) -> None:
+    """The general suite's Drive step: ``operation[i]`` (``delete``/``mkdirs``/``upload``) with
+    ``args[i]``, run like :func:`googledrive_init`'s actions."""
+    name = "googledrive"
+    ops = list(operation or [])
+    arg_list = list(args or [{}] * len(ops))
+    if len(arg_list) != len(ops):
+        raise SetupError("'operation' and 'args' must be parallel lists", step=name)
+    acts = _actions([{**a, "type": op} for op, a in zip(ops, arg_list)], name, DRIVE_ACTIONS)
+    with drive_for(ctx, {"settings_file": settings_file}, name) as drive:
+        _drive_actions(ctx, drive, acts, name)
 
 
 # -- WorkArena (ServiceNow) ----------------------------------------------------------------------

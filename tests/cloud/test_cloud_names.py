@@ -32,6 +32,9 @@ WIRE_TESTED = {
     "dbt_environment_info": "test_dbt_cloud::test_environment_info",
     "dbt_job_info": "test_dbt_cloud::test_job_info",
     "dbt_profiles": "test_dbt_profiles::test_dbt_profiles_from_the_guest",
+    "googledrive_init": "test_googledrive::test_init_mkdirs_upload_delete",
+    "googledrive": "test_googledrive::test_general_suite_spelling",
+    "googlesheet_active_file": "test_googledrive::test_googlesheet_active_file",
 }
 
 #: the names of the brief (COMPAT section 2's account rows and cloud getters)
@@ -79,7 +82,8 @@ def test_works_against_an_api_shape_or_fails_precisely(kind, entry, cloud_ctx):
         with pytest.raises(AccountRequired) as ei:
             entry.func(cloud_ctx, **fields)
         assert ei.value.settings_file.startswith("evaluation_examples/settings/")
-        assert ".json.template" in str(ei.value) and "never committed" in str(ei.value)
+        assert ei.value.template == ei.value.settings_file + ".template"
+        assert ei.value.template in str(ei.value) and "never committed" in str(ei.value)
         return
     assert entry.status == UNAVAILABLE and entry.name not in WIRE_TESTED
     assert entry.note, "an unavailable name says why in tasks check"
@@ -102,8 +106,9 @@ def test_works_against_an_api_shape_or_fails_precisely(kind, entry, cloud_ctx):
 def test_templates_are_json_with_the_fields_the_clients_read():
     from pathlib import Path
     root = Path(__file__).resolve().parents[2]
+    import yaml
     for path in accounts.template_paths(root):
-        data = json.loads(path.read_text())
+        data = yaml.safe_load(path.read_text()) if ".yml" in path.name else json.loads(path.read_text())
         assert data, path
     gcp = json.loads((root / accounts.VENDORS["bigquery"][1]).with_suffix(".json.template").read_text())
     assert {"project_name", "project_id", "keyfile_path"} <= set(gcp[0])

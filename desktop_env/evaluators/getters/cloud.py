@@ -6,7 +6,7 @@ from pathlib import PurePosixPath
 
 from desktop_env.cloud.base import CloudNotFound
 from desktop_env.configs.accounts import (DOCS, VENDORS, WORKARENA_MISSING, bigquery_for, dbt_cloud_for,
-                                          snowflake_for)
+                                          drive_for, snowflake_for)
 from desktop_env.configs.base import NotSupportedError, SetupContext, SetupError, ToolNotInImage
 from desktop_env.registry import ACCOUNT, GETTERS, UNAVAILABLE
 
@@ -259,6 +259,35 @@ def get_dbt_profiles(ctx: SetupContext, dirs: list, dest: str) -> str | None:
     return None
 
 
+# -- Google Drive ---------------------------------------------------------------------------------
+@GETTERS.register(status=ACCOUNT, note=_note("googledrive"))
+def get_googlesheet_active_file(ctx: SetupContext, dest: str, settings_file: str | None = None) -> str | None:
+    """The Google Sheet open in the VM browser's active tab, exported as xlsx (Drive API) into the cache.
+
+    Returns:
+        the local xlsx path, or None when the active tab is not a Google Sheet or the sheet is gone.
+    """
+    import re
+
+    from desktop_env.cloud.googledrive import XLSX
+    from desktop_env.evaluators.getters.browser import get_active_url_from_access_tree
+    name = "googlesheet_active_file"
+    with drive_for(ctx, {"settings_file": settings_file}, name) as drive:
+        url = get_active_url_from_access_tree(ctx, goto_prefix="https://")
+        hit = re.search(r"docs\.google\.com/spreadsheets/d/([\w-]+)", url or "")
+        if hit is None:
+            logger.info("%s: the active tab (%s) is not a Google Sheet (scored as missing)", name, url)
+            return None
+        try:
+            data = drive.export(hit.group(1), XLSX)
+        except CloudNotFound as exc:
+            logger.info("%s: %s (scored as missing)", name, exc)
+            return None
+    target = ctx.cache_path(dest)
+    target.write_bytes(data)
+    return str(target)
+
+
 # -- not available -------------------------------------------------------------------------------
 #: getter name -> why it cannot run
 UNAVAILABLE_GETTERS: dict[str, str] = {
@@ -268,8 +297,6 @@ UNAVAILABLE_GETTERS: dict[str, str] = {
                                       "browser page, and this project does not automate vendor websites",
     "snowflake_worksheet_names_in_folder": "Snowsight worksheets and folders exist only in the Snowsight website "
                                            "(no public API), and this project does not automate vendor websites",
-    "googlesheet_active_file": "exporting the open Google Sheet needs a Google Drive client, which is not "
-                               "integrated yet",
     "workarena_task_result": WORKARENA_MISSING,
 }
 
