@@ -1,5 +1,4 @@
-"""Setup steps that need a real cloud account: BigQuery, Snowflake and dbt Cloud run through their APIs;
-steps that only drive a vendor's website are registered and refuse to run (docs/cloud.md)."""
+"""Cloud-account setup steps: settings files, vendor API steps, and registered refusals for web-UI-only steps."""
 from __future__ import annotations
 
 import logging
@@ -65,11 +64,6 @@ def load_settings(ctx: SetupContext | None, vendor: str, params: dict, name: str
             settings_file=rel, template=template, step=name)
     logger.info("%s: using %s settings from %s", name, display, found)
     return Settings.read(found, _resolver(ctx), step=name)
-
-
-def require_account(ctx: SetupContext | None, vendor: str, params: dict, name: str) -> Settings:
-    """Alias of :func:`load_settings` kept for callers of the first version."""
-    return load_settings(ctx, vendor, params, name)
 
 
 def _actions(actions: Any, name: str, known: tuple[str, ...]) -> list[dict]:
