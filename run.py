@@ -103,6 +103,10 @@ def config(argv: list[str] | None = None) -> argparse.Namespace:
                        help="seconds per task attempt; past it the task scores 0 with status timeout (default 1800)")
     suite.add_argument("--retries", type=int, default=1,
                        help="extra attempts on a fresh VM after an infrastructure failure (default 1)")
+    agent.add_argument("--rag", action="store_true",
+                       help="add the documentation chunks that best match the instruction to the task text the agent "
+                            "sees (index: desktop-env docs build)")
+    agent.add_argument("--rag_topk", type=int, default=3, help="chunks added with --rag (default 3)")
     args = p.parse_args(argv)
     if (args.screen_width is None) != (args.screen_height is None):
         p.error("give both --screen_width and --screen_height, or neither")
@@ -120,6 +124,14 @@ def config(argv: list[str] | None = None) -> argparse.Namespace:
         p.error(f"--model_screen: {exc}")
     if args.model == "human" and args.num_envs != 1:
         p.error("--model human takes one task at a time: use --num_envs 1")
+    if args.rag_topk < 1:
+        p.error("--rag_topk must be at least 1")
+    if args.rag:
+        from desktop_env.rag import default_index_path
+
+        if not default_index_path(args.cache_dir).is_file():
+            p.error(f"--rag: no documentation index at {default_index_path(args.cache_dir)}; "
+                    "build it with: desktop-env docs build")
     return args
 
 
@@ -228,6 +240,11 @@ def run_episode(env, agent, task, args, folder: Path, deadline: float) -> dict:
     (folder / f"step_0_{stamp()}.png").write_bytes(env.screenshot_png())
     step, done, score = 0, False, None
     last_type, last_parse_error = None, False
+    instruction = task.instruction
+    if getattr(args, "rag", False):
+        from desktop_env.rag import augment_instruction, default_index_path
+
+        instruction = augment_instruction(task.instruction, args.rag_topk, default_index_path(args.cache_dir))
 
     def check_time():
         if time.monotonic() > deadline:
@@ -248,7 +265,7 @@ def run_episode(env, agent, task, args, folder: Path, deadline: float) -> dict:
 
         while not done and step < args.max_steps:
             check_time()
-            response, actions = agent.predict(task.instruction, obs)
+            response, actions = agent.predict(instruction, obs)
             turn = agent.last_turn
             if not actions:
                 step += 1
