@@ -108,3 +108,27 @@ def test_augment_instruction_appends_context_only_when_something_matches(small_i
     assert "[1] airflow: DAGs" in out
     assert augment_instruction("zzzz qqqq", 2, index_path=path) == "zzzz qqqq"
     assert augment_instruction("Schedule the DAG daily", 0, index_path=path) == "Schedule the DAG daily"
+
+
+def test_rag_context_reaches_the_model_request(small_index, monkeypatch):
+    """What run.py --rag does: the augmented instruction goes out in the LLM agent's request."""
+    from pathlib import Path
+
+    import numpy as np
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "agents"))
+    from fake_api import FakeModelAPI
+
+    from desktop_env.agents import create_agent
+    from desktop_env.rag import augment_instruction
+
+    path, _ = small_index
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with FakeModelAPI(["DONE"]) as api:
+        agent = create_agent("gpt-test", base_url=api.openai_url, api_backoff_s=0.01)
+        agent.reset(None)
+        agent.predict(augment_instruction("Schedule the DAG daily", 1, index_path=path),
+                      {"screenshot": np.zeros((1080, 1920, 3), dtype=np.uint8), "accessibility_tree": "", "error": ""})
+    text = next(p["text"] for p in api.requests[0]["messages"][-1]["content"] if p["type"] == "text")
+    assert "Task: Schedule the DAG daily" in text
+    assert "[1] airflow: DAGs" in text and "organized with dependencies" in text
