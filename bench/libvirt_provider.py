@@ -1,6 +1,6 @@
 """libvirt provider timings: start (restore + init_state snapshot), revert to init_state, screenshot.
 
-Usage: python bench/libvirt.py [--image base] [--uri qemu:///system] [--starts 2] [--reverts 5] [--shots 20]
+Usage: python bench/libvirt_provider.py [--image base] [--uri qemu:///system] [--starts 2] [--reverts 5] [--shots 20]
 (needs a running libvirtd: sudo bash .ci/start-libvirtd; the first start uploads the image to the pool)
 """
 from __future__ import annotations
