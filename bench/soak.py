@@ -27,7 +27,7 @@ FIELDS = ("rss_mib", "fds", "qemu", "overlays", "sockets", "port_locks")
 
 
 def host_figures(run_dir: Path) -> dict:
-    """This process's RSS and fds; QEMU processes, overlays, sockets and port locks under ``run_dir``."""
+    """This process's RSS and fds; QEMU processes, overlays and sockets under ``run_dir``; its port locks."""
     rss_kib = next(int(line.split()[1]) for line in Path("/proc/self/status").read_text().splitlines()
                    if line.startswith("VmRSS:"))
     qemu = 0
@@ -44,8 +44,21 @@ def host_figures(run_dir: Path) -> dict:
         "qemu": qemu,
         "overlays": len(list(run_dir.glob("vms/*/*.qcow2"))),
         "sockets": len([p for p in run_dir.rglob("*") if p.is_socket()]),
-        "port_locks": len(list(run_dir.glob("ports/*.lock"))),
+        "port_locks": _my_port_locks(),
     }
+
+
+def _my_port_locks() -> int:
+    """Port lock files (shared folder) that name this process as their holder."""
+    from desktop_env.paths import ports_dir
+
+    mine = 0
+    for lock in ports_dir().glob("*.lock"):
+        try:
+            mine += lock.read_text().strip() == str(os.getpid())
+        except OSError:
+            continue
+    return mine
 
 
 def cycle(env, i: int, tag: str) -> None:
@@ -66,6 +79,7 @@ def soak(envs: list, cycles: int, run_dir: Path, report_every: int) -> tuple[lis
     rows, errors, ok = [], [], [0]
     lock = threading.Lock()
     progress = [0] * len(envs)
+    stop = threading.Event()
 
     def record(label: str) -> None:
         rows.append({"when": label, **host_figures(run_dir)})
@@ -74,6 +88,8 @@ def soak(envs: list, cycles: int, run_dir: Path, report_every: int) -> tuple[lis
 
     def worker(k: int) -> None:
         for i in range(cycles):
+            if stop.is_set():
+                return
             try:
                 cycle(envs[k], i, f"env{k}")
                 with lock:
@@ -92,11 +108,18 @@ def soak(envs: list, cycles: int, run_dir: Path, report_every: int) -> tuple[lis
     for thread in threads:
         thread.start()
     next_report = report_every
-    while any(t.is_alive() for t in threads):
-        time.sleep(1)
-        if min(progress) >= next_report:
-            record(f"after {min(progress)} cycles")
-            next_report += report_every
+    try:
+        while any(t.is_alive() for t in threads):
+            time.sleep(1)
+            if min(progress) >= next_report:
+                record(f"after {min(progress)} cycles")
+                next_report += report_every
+    except KeyboardInterrupt:
+        print("interrupted: finishing the cycles in flight", flush=True)
+        stop.set()
+        for thread in threads:
+            thread.join()
+        cycles = min(progress)
     record(f"last ({cycles} cycles)")
     return rows, ok[0], errors, time.monotonic() - t0
 

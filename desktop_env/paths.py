@@ -33,6 +33,15 @@ def runtime_dir(override: str | os.PathLike | None = None) -> Path:
     return path
 
 
+def ports_dir(override: str | os.PathLike | None = None) -> Path:
+    """Port lock files, ``run/ports`` under the cache directory. Ports are a host-wide resource, so
+    unlike the rest of the runtime state this folder does not move with ``$DESKTOP_ENV_RUNTIME_DIR``:
+    runs with private runtime folders still see each other's reservations."""
+    path = cache_dir(override) / "run" / "ports"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
 def repo_root() -> Path:
     """The source tree root (the folder holding ``desktop_env/`` and ``vm_server/``)."""
     return Path(__file__).resolve().parent.parent

@@ -1,6 +1,7 @@
 """Helpers shared by the fault tests: leftovers of a run, a suite index for the test-only tasks."""
 import json
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -13,12 +14,46 @@ SLOW_TASK = "7af139e4-6090-4177-831c-1a85167598b3"   # its solution sleeps 20 s 
 QUICK_TASK = "bab740d1-38cf-4034-9b2b-93733d29fbab"  # one command
 
 
-def leftovers(run_dir: Path) -> list[str]:
-    """What a finished run left behind in its runtime folder: VM folders, port locks, QEMU processes."""
+def leftovers(run_dir: Path, ports=()) -> list[str]:
+    """What a finished run left behind: VM folders (overlay, QMP socket) in its runtime folder, QEMU
+    processes, and lock files of ``ports`` that nobody holds (port locks live in the shared cache)."""
+    from desktop_env.paths import ports_dir
+    from desktop_env.providers.ports import lock_is_held
+
     found = [str(p) for p in (run_dir / "vms").glob("*")] if (run_dir / "vms").exists() else []
-    found += [str(p) for p in (run_dir / "ports").glob("*.lock")] if (run_dir / "ports").exists() else []
+    for port in sorted(set(ports)):
+        lock = ports_dir() / f"{port}.lock"
+        if lock.exists() and not lock_is_held(lock):  # held: another VM reserved the port since
+            found.append(f"stale port lock {lock}")
     found += [f"QEMU pid {pid}" for pid in qemu_pids(run_dir)]
     return found
+
+
+class PortWatcher:
+    """Collects the ports of every VM that appears under ``run_dir`` while the block runs."""
+
+    def __init__(self, run_dir: Path):
+        self.run_dir = run_dir
+        self.ports: set[int] = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def _watch(self) -> None:
+        while not self._stop.wait(0.3):
+            for state in self.run_dir.glob("vms/*/state.json"):
+                try:
+                    data = json.loads(state.read_text())
+                except (OSError, ValueError):
+                    continue
+                self.ports.update(data[k] for k in ("server_port", "cdp_port", "vnc_port") if k in data)
+
+    def __enter__(self) -> "PortWatcher":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join(5)
 
 
 def write_index(tmp_path: Path, *task_ids: str) -> Path:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from desktop_env.errors import ImageBuildError
-from faultutil import DATA, QUICK_TASK, ROOT, leftovers, root_only, write_index
+from faultutil import DATA, QUICK_TASK, ROOT, PortWatcher, leftovers, root_only, write_index
 
 pytestmark = [pytest.mark.vm, pytest.mark.slow, root_only]
 
@@ -32,20 +32,22 @@ def _run(results: Path, index: Path, image: str) -> subprocess.CompletedProcess:
 def test_full_results_filesystem(base_image, private_runtime, tmp_path):
     index = write_index(tmp_path, QUICK_TASK)
     with tmpfs(tmp_path / "results", "64k") as results:
-        out = _run(results, index, base_image.name)
+        with PortWatcher(private_runtime) as watcher:
+            out = _run(results, index, base_image.name)
         text = out.stdout + out.stderr
         assert out.returncode != 0, text
         assert "No space left on device" in text, text[-3000:]
         folder = results / "pyautogui" / "screenshot" / "oracle" / "faults" / QUICK_TASK
         result = folder / "result.txt"
         assert not result.exists() or not result.read_text().strip(), "a failed write must not count as done"
-        assert leftovers(private_runtime) == []
+        assert leftovers(private_runtime, watcher.ports) == []
         # Space comes back: the rerun completes the task it could not record.
         subprocess.run(["mount", "-o", "remount,size=256m", str(results)], check=True)
-        out = _run(results, index, base_image.name)
+        with PortWatcher(private_runtime) as watcher:
+            out = _run(results, index, base_image.name)
         assert out.returncode == 0, out.stdout + out.stderr
         assert float(result.read_text()) == 1.0
-    assert leftovers(private_runtime) == []
+    assert leftovers(private_runtime, watcher.ports) == []
 
 
 def test_full_cache_during_image_build(tmp_path):

@@ -13,7 +13,7 @@ import requests
 
 from desktop_env.envs import DesktopEnv
 from desktop_env.errors import VMError
-from faultutil import DATA, ROOT, SLOW_TASK, leftovers, qemu_pids, write_index
+from faultutil import DATA, ROOT, SLOW_TASK, PortWatcher, leftovers, qemu_pids, write_index
 
 pytestmark = [pytest.mark.vm, pytest.mark.slow]
 
@@ -64,8 +64,9 @@ def test_env_step_raises_vm_error_and_reset_recovers(base_image, private_runtime
         assert "error" not in info, info
         assert env.controller.execute(["test", "-e", "/tmp/step-started"])["returncode"] != 0
     finally:
+        ports = [env.provider.server.port, env.provider.cdp.port, env.provider.vnc.port]
         env.close()
-    assert leftovers(private_runtime) == []
+    assert leftovers(private_runtime, ports) == []
 
 
 def test_run_py_retries_the_task_on_a_fresh_vm(base_image, private_runtime, tmp_path):
@@ -74,6 +75,7 @@ def test_run_py_retries_the_task_on_a_fresh_vm(base_image, private_runtime, tmp_
     cmd = [sys.executable, "run.py", "--model", "oracle", "--path_to_vm", base_image.name,
            "--test_all_meta_path", str(index), "--test_config_base_dir", str(DATA), "--result_dir", str(results)]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    watcher = PortWatcher(private_runtime).__enter__()
     try:
         vms = private_runtime / "vms"
 
@@ -99,6 +101,7 @@ def test_run_py_retries_the_task_on_a_fresh_vm(base_image, private_runtime, tmp_
         if proc.poll() is None:
             proc.kill()
             proc.wait(30)
+        watcher.__exit__()
     assert proc.returncode == 0, out
     folder = results / "pyautogui" / "screenshot" / "oracle" / "faults" / SLOW_TASK
     assert float((folder / "result.txt").read_text()) == 1.0, out
@@ -108,4 +111,5 @@ def test_run_py_retries_the_task_on_a_fresh_vm(base_image, private_runtime, tmp_
     if status.exists():  # written by run.py once per-task status lands
         data = json.loads(status.read_text())
         assert data["attempts"] == 2 and data["status"] == "success" and data["score"] == 1.0, data
-    assert leftovers(private_runtime) == []
+    assert len(watcher.ports) >= 3, watcher.ports
+    assert leftovers(private_runtime, watcher.ports) == []

@@ -19,7 +19,7 @@ import requests
 
 from desktop_env.errors import ImageNotFound, ScreenSizeMismatch, SnapshotError, VMError
 from desktop_env.image.store import ImageInfo, resolve_image
-from desktop_env.paths import runtime_dir
+from desktop_env.paths import ports_dir, runtime_dir
 from desktop_env.providers.base import Endpoint, Provider, register_provider
 from desktop_env.providers.ports import PortLease, lock_is_held
 from desktop_env.providers.qemu.machine import MACHINE_ABI, QemuMachine, VMSpec, create_overlay
@@ -252,7 +252,7 @@ class QemuProvider(Provider):
         self.dir.mkdir(parents=True, exist_ok=True)
         self._owner_fd = os.open(self.dir / "owner.lock", os.O_RDWR | os.O_CREAT, 0o644)
         fcntl.flock(self._owner_fd, fcntl.LOCK_EX)
-        self._ports = PortLease(runtime_dir(self.cache_dir) / "ports", 2)
+        self._ports = PortLease(ports_dir(self.cache_dir), 2)
         self._vnc_port = self._reserve_vnc()
         self._write_state()
         if not self.detached:
@@ -265,7 +265,7 @@ class QemuProvider(Provider):
 
     def _reserve_vnc(self) -> int:
         # VNC needs a port >= 5900 (QEMU takes a display number); leased like the others.
-        self._vnc_lease = PortLease(runtime_dir(self.cache_dir) / "ports", 1, port_range=(5910, 6900))
+        self._vnc_lease = PortLease(ports_dir(self.cache_dir), 1, port_range=(5910, 6900))
         return self._vnc_lease.ports[0]
 
     def _spec(self, disk: Path) -> VMSpec:
