@@ -78,11 +78,10 @@ systemctl disable postgresql.service mariadb.service >/dev/null 2>&1 || true
   /opt/venvs/dagster/bin/dagster definitions validate -w workspace.yaml)
 # Airflow: metadata database migrated.
 as_user sh -c 'set -a; . /etc/default/desktop-env-airflow; set +a; cd "$AIRFLOW_HOME"; exec /opt/venvs/airflow/bin/airflow db migrate'
-# Superset: metadata database, the admin account (admin / admin), default roles.
-superset() { as_user env SUPERSET_CONFIG_PATH=/etc/superset/superset_config.py /opt/venvs/superset/bin/superset "$@"; }
-superset db upgrade
-superset fab create-admin --username admin --firstname Admin --lastname User --email admin@example.com --password admin
-superset init
+# Superset: metadata database, the admin account (admin / admin), default roles (through its Python
+# API: the `superset` command of apache-superset 6.1.0 needs the undeclared `rich`; see superset_init.py).
+(cd /home/user && as_user env SUPERSET_CONFIG_PATH=/etc/superset/superset_config.py \
+  /opt/venvs/superset/bin/python /usr/local/lib/desktop-env/data/superset_init.py)
 
 chown -R user:user /home/user
 rm -rf /tmp/pg-build.log /tmp/mariadb-build.log /run/postgresql/* /run/mysqld
