@@ -222,6 +222,19 @@ def _keysym(ch):
 
 def _type(text, delay_ms):
     d = _xdisplay.Display()
+    # A guest stalled between key press and release (TCG under load) would get X autorepeat:
+    # doubled letters and spaces. Typing runs with autorepeat off, then restores it.
+    repeat = d.get_keyboard_control().global_auto_repeat
+    d.change_keyboard_control(auto_repeat_mode=X.AutoRepeatModeOff)
+    d.sync()
+    try:
+        _type_chunks(d, text, delay_ms)
+    finally:
+        if repeat:
+            d.change_keyboard_control(auto_repeat_mode=X.AutoRepeatModeOn)
+        d.close()
+
+def _type_chunks(d, text, delay_ms):
     first = d.display.info.min_keycode
     count = d.display.info.max_keycode - first + 1
     mapping = d.get_keyboard_mapping(first, count)
@@ -255,7 +268,6 @@ def _type(text, delay_ms):
                 d.change_keyboard_mapping(keycode, [[X.NoSymbol] * width])
             d.sync()
         start = end
-    d.close()
 
 _type(TEXT, DELAY)
 """
