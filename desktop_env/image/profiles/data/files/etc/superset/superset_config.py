@@ -7,3 +7,8 @@ SUPERSET_WEBSERVER_PORT = 8088
 FEATURE_FLAGS = {}
 SQLLAB_CTAS_NO_LIMIT = True
 PREVENT_UNSAFE_DB_CONNECTIONS = False
+# Superset 6.1.0's metastore cache (its default for these two) breaks with Flask-Caching 2.5
+# (the newest, which the lock has): "unexpected keyword argument 'ignore_delete_many_errors'".
+# An in-process cache works with the single gunicorn worker the image runs.
+FILTER_STATE_CACHE_CONFIG = {"CACHE_TYPE": "SimpleCache", "CACHE_DEFAULT_TIMEOUT": 86400}
+EXPLORE_FORM_DATA_CACHE_CONFIG = {"CACHE_TYPE": "SimpleCache", "CACHE_DEFAULT_TIMEOUT": 86400}
