@@ -14,7 +14,7 @@ from desktop_env.providers.qemu.provider import QemuProvider
 
 pytestmark = [pytest.mark.vm, pytest.mark.slow, pytest.mark.data]
 
-SERVICES = ["postgresql@15-main", "mariadb", "desktop-env-dagster", "desktop-env-airflow", "desktop-env-superset"]
+SERVICES = ["postgresql@15-main", "mariadb", "desktop-env-dagster", "desktop-env-airflow"]
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +64,7 @@ def test_services_are_off_at_boot_and_helpers_installed(fresh):
     states = sh(fresh, "systemctl is-active " + " ".join(SERVICES) + " || true")["output"].split()
     assert states == ["inactive"] * len(SERVICES), states
     found = sh(fresh, "ls /usr/local/bin/start-* && command -v geany dbt psql mariadb")["output"]
-    for tool in ["postgres", "mariadb", "dagster", "airflow", "superset"]:
+    for tool in ["postgres", "mariadb", "dagster", "airflow"]:
         assert f"/usr/local/bin/start-{tool}" in found
     assert "/usr/bin/geany" in found and "/usr/local/bin/dbt" in found
 
@@ -113,8 +113,3 @@ def test_airflow_health_and_login(fresh):
                       "http://127.0.0.1:8080/auth/token")
     assert "access_token" in token["output"], token
 
-
-def test_superset_login_page(fresh):
-    start(fresh, "superset", 900)
-    page = sh(fresh, "curl -fsS -L http://127.0.0.1:8088/login/")
-    assert page["returncode"] == 0 and "Superset" in page["output"], page["output"][:500]
