@@ -226,8 +226,8 @@ class DesktopEnv(gym.Env):
             time.sleep(parsed.seconds)
             return ""
         if parsed.kind == "typing":
-            reply = self.controller.run_python(typing_code(parsed.text),
-                                               timeout_s=60 + 0.05 * len(parsed.text))  # TCG under load: ~50 ms a character
+            # Budget: about 50 ms a character (TCG under load), on top of a minute.
+            reply = self.controller.run_python(typing_code(parsed.text), timeout_s=60 + 0.05 * len(parsed.text))
         else:
             reply = self.controller.run_pyautogui(parsed.code, timeout_s=self.action_timeout_s)
         if reply.get("returncode", 0) != 0 or reply.get("status") == "error":
