@@ -17,6 +17,7 @@ are retried. Ctrl-C or SIGTERM stops the VMs and keeps finished tasks.
 from __future__ import annotations
 
 import argparse
+import errno
 import datetime
 import json
 import logging
@@ -33,6 +34,8 @@ from pathlib import Path
 log = logging.getLogger("run")
 ROOT = Path(__file__).resolve().parent
 
+#: Host-side errors (full or read-only disk, I/O error) that are infrastructure failures, not task errors.
+HOST_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO)
 #: Statuses a rerun does not repeat; ``infra_error`` is the only one it retries.
 FINAL_STATUSES = ("success", "agent_fail", "wrong_result", "parse_error", "timeout", "task_error")
 BUILTIN_HELP = "oracle, noop, random, human"
@@ -377,6 +380,15 @@ def run_job(job: dict, args, agent, env_box: list, new_env) -> dict:
                           traceback.format_exc())
                 if not isinstance(exc, ModelAPIError):  # the VM is fine when only the model API failed
                     close_env()
+            except OSError as exc:
+                if exc.errno not in HOST_ERRNOS:
+                    raise
+                # The host's disk is full or read-only: not the task's fault; a rerun retries it.
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                status.update(status="infra_error", final=False, score=None, error=f"host: {exc}",
+                              steps=_steps(folder))
+                log.error("task %s: host failure, not retried now: %s", job["task_id"], exc)
+                break
             except Exception as exc:  # a setup step or evaluator that cannot work: the task is broken
                 signal.setitimer(signal.ITIMER_REAL, 0)
                 status.update(status="task_error", final=True, error=f"{type(exc).__name__}: {exc}",
@@ -394,9 +406,14 @@ def run_job(job: dict, args, agent, env_box: list, new_env) -> dict:
     finally:
         status["duration_s"] = round(time.monotonic() - t0, 2)
         status["finished"] = now_iso()
-        if status["final"] and status["score"] is not None:
-            write_atomic(folder / "result.txt", f"{status['score']}\n")
-        write_json_atomic(folder / "status.json", status)
+        try:
+            if status["final"] and status["score"] is not None:
+                write_atomic(folder / "result.txt", f"{status['score']}\n")
+            write_json_atomic(folder / "status.json", status)
+        except OSError as exc:  # e.g. the results disk is full: nothing half-written counts as done
+            (folder / "result.txt").unlink(missing_ok=True)
+            log.error("task %s: could not write its results in %s: %s", job["task_id"], folder, exc)
+            status.update(status="infra_error", final=False, score=None, error=f"results not written: {exc}")
     return status
 
 
