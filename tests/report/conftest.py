@@ -24,9 +24,13 @@ def fake_report(fake_results, fake_suite, tmp_path_factory):
     return build_report([fake_results], tmp_path_factory.mktemp("report"), tasks_root=fake_suite)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium():
-    """Debian's chromium driven headless by Playwright (Playwright's own browsers are never downloaded)."""
+    """Debian's chromium driven headless by Playwright (Playwright's own browsers are never downloaded).
+
+    Module scope: while Playwright's sync API is active it keeps an asyncio loop running
+    in this thread, which breaks later sync users (Playwright in the setup steps, qemu.qmp).
+    """
     import shutil
 
     from playwright.sync_api import sync_playwright
