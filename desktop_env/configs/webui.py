@@ -201,7 +201,10 @@ def superset_webui_init(ctx: SetupContext, url: str = "http://localhost:8088", l
     """
     step = "superset_webui_init"
     with cdp_browser(ctx, step) as browser:
-        page = open_page(browser, url, step)
+        try:
+            page = open_page(browser, url, step)
+        except SetupError as exc:
+            raise ToolNotInImage("Superset", step=step) from exc
         _superset_login(ctx, page, url, username=username, password=password)
         _run_actions(ctx, page, actions, SUPERSET_ACTIONS, step, url)
 

@@ -263,3 +263,13 @@ def test_dagster_webui_init_refuses_unknown_assets_and_actions(page_ctx, dagster
 
 def _step(raw: dict) -> StepSpec:
     return StepSpec.from_json(raw)
+
+
+def test_superset_webui_init_says_superset_is_not_in_the_image(page_ctx, monkeypatch):
+    from desktop_env.configs import cdp
+    from desktop_env.configs.base import ToolNotInImage
+
+    monkeypatch.setattr(cdp, "GOTO_ATTEMPTS", 1)
+    step = {"type": "superset_webui_init", "parameters": {"url": f"http://127.0.0.1:{_free_port()}", "actions": []}}
+    with pytest.raises(ToolNotInImage, match="Superset is not installed in any image"):
+        run_step(page_ctx(), _step(step))
