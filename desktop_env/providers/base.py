@@ -3,10 +3,14 @@ from __future__ import annotations
 
 import abc
 import difflib
+import logging
+import time
 from dataclasses import dataclass
 from typing import Callable
 
 from desktop_env.errors import DesktopEnvError
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -100,6 +104,24 @@ class Provider(abc.ABC):
 
 
 _PROVIDERS: dict[str, Callable[..., Provider]] = {}
+
+
+
+def set_guest_clock(session, server_url: str, token: str | None) -> None:
+    """Set the guest's clock to the host's now (after a restore the guest's clock is the saved one).
+
+    Failures are logged, not raised: a wrong clock should not stop an episode.
+    """
+    import requests
+
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    try:
+        reply = session.post(server_url + "/setup/set_clock", json={"epoch": time.time()}, headers=headers,
+                             timeout=10)
+        if not reply.ok:
+            log.warning("setting the guest clock failed: HTTP %s %s", reply.status_code, reply.text[:200])
+    except requests.RequestException as exc:
+        log.warning("setting the guest clock failed: %s", exc)
 
 
 def register_provider(name: str):

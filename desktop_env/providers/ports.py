@@ -10,6 +10,24 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 
+def try_lock_file(path: Path, owner: str) -> int | None:
+    """Take an exclusive ``flock`` on ``path`` without waiting and write ``owner`` into it.
+
+    Returns:
+        the open descriptor holding the lock (closing it releases the lock), or None when
+        another process holds it.
+    """
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    os.ftruncate(fd, 0)
+    os.write(fd, owner.encode())
+    return fd
+
+
 class PortLease:
     """A set of loopback TCP ports reserved for one VM.
 
@@ -48,14 +66,9 @@ class PortLease:
             if self.port_range and not _bindable(port):
                 continue
             path = self.lock_dir / f"{port}.lock"
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.close(fd)
+            fd = try_lock_file(path, f"{os.getpid()}\n")
+            if fd is None:
                 continue
-            os.ftruncate(fd, 0)
-            os.write(fd, f"{os.getpid()}\n".encode())
             self.ports.append(port)
             self._fds.append(fd)
             self._paths.append(path)

@@ -7,7 +7,6 @@ and a failed host is a ``<host>.failed`` file that expires after a cooldown.
 """
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import logging
@@ -21,6 +20,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 from desktop_env.errors import DesktopEnvError
+from desktop_env.providers.ports import try_lock_file
 
 log = logging.getLogger(__name__)
 
@@ -267,16 +267,9 @@ class HostScheduler:
 
     def _try_slots(self, spec: HostSpec, cap: int) -> Lease | None:
         for slot in range(cap):
-            path = self.state_dir / f"{spec.key}.slot{slot}.lock"
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.close(fd)
-                continue
-            os.ftruncate(fd, 0)
-            os.write(fd, f"{os.getpid()} {spec.uri}\n".encode())
-            return Lease(spec, slot, fd)
+            fd = try_lock_file(self.state_dir / f"{spec.key}.slot{slot}.lock", f"{os.getpid()} {spec.uri}\n")
+            if fd is not None:
+                return Lease(spec, slot, fd)
         return None
 
 

@@ -19,7 +19,7 @@ import requests
 from desktop_env.errors import DesktopEnvError, ImageNotFound, ScreenSizeMismatch, SnapshotError, VMError
 from desktop_env.image.store import ImageInfo, resolve_image
 from desktop_env.paths import runtime_dir
-from desktop_env.providers.base import Endpoint, Provider, register_provider
+from desktop_env.providers.base import Endpoint, Provider, register_provider, set_guest_clock
 from desktop_env.providers.libvirt.domain import META_NS, DomainFiles, domain_xml
 from desktop_env.providers.libvirt.hosts import (HostError, HostScheduler, Lease, SSHTunnel, host_has_kvm, is_local,
                                                  parse_hosts, uri_transport)
@@ -338,14 +338,7 @@ class LibvirtProvider(Provider):
         raise VMError(f"the in-VM server at {url} did not answer within {timeout_s:.0f} s (last: {last})")
 
     def _set_guest_clock(self) -> None:
-        headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
-        try:
-            reply = self._session.post(self.server.url + "/setup/set_clock", json={"epoch": time.time()},
-                                       headers=headers, timeout=10)
-            if not reply.ok:
-                log.warning("setting the guest clock failed: HTTP %s %s", reply.status_code, reply.text[:200])
-        except requests.RequestException as exc:
-            log.warning("setting the guest clock failed: %s", exc)
+        set_guest_clock(self._session, self.server.url, self.token)
 
     def stop(self) -> None:
         """Destroy the domain, delete its volumes, close tunnels, ports and the connection.

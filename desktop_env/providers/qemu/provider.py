@@ -20,7 +20,7 @@ import requests
 from desktop_env.errors import ImageNotFound, ScreenSizeMismatch, SnapshotError, VMError
 from desktop_env.image.store import ImageInfo, resolve_image
 from desktop_env.paths import ports_dir, runtime_dir
-from desktop_env.providers.base import Endpoint, Provider, register_provider
+from desktop_env.providers.base import Endpoint, Provider, register_provider, set_guest_clock
 from desktop_env.providers.ports import PortLease, lock_is_held
 from desktop_env.providers.qemu.machine import MACHINE_ABI, QemuMachine, VMSpec, create_overlay
 
@@ -328,14 +328,7 @@ class QemuProvider(Provider):
         raise VMError(f"the in-VM server at {url} did not answer within {timeout_s:.0f} s (last: {last})")
 
     def _set_guest_clock(self) -> None:
-        headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
-        try:
-            reply = self._session.post(self.server.url + "/setup/set_clock", json={"epoch": time.time()},
-                                       headers=headers, timeout=10)
-            if not reply.ok:
-                log.warning("setting the guest clock failed: HTTP %s %s", reply.status_code, reply.text[:200])
-        except requests.RequestException as exc:
-            log.warning("setting the guest clock failed: %s", exc)
+        set_guest_clock(self._session, self.server.url, self.token)
 
     def stop(self) -> None:
         """Stop QEMU and remove the overlay, sockets, port locks and runtime folder."""
