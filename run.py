@@ -562,7 +562,35 @@ def group_stats(records: list[dict]) -> dict:
             "mean_steps": mean(steps), "mean_duration_s": mean(times)}
 
 
-def summarize(args, records: list[dict], not_run: list[dict], excluded: int) -> dict:
+def split_by_image(todo: list[dict], image: dict) -> tuple[list[dict], dict[str, int]]:
+    """(jobs this image can run, {profile: number of jobs skipped because they need it}).
+
+    A task whose ``snapshot`` names one of this repository's image profiles needs that
+    profile or one extending it (a ``data`` task does not run on ``base``; a ``base``
+    task runs on ``data``). Other snapshot names (those of imported suites) are not checked.
+    """
+    from desktop_env.image.recipe import Recipe
+
+    profile = image.get("profile")
+    if not profile:
+        return todo, {}
+    known = set(Recipe.available())
+    provided, name = set(), profile
+    while name and name not in provided and name in known:
+        provided.add(name)
+        name = Recipe.load(name).extends
+    runnable, skipped = [], {}
+    for job in todo:
+        need = job.get("snapshot")
+        if need in known and need not in provided:
+            skipped[need] = skipped.get(need, 0) + 1
+        else:
+            runnable.append(job)
+    return runnable, skipped
+
+
+def summarize(args, records: list[dict], not_run: list[dict], excluded: int,
+              wrong_image: dict[str, int] | None = None) -> dict:
     """summary.json's content over every planned (task, trial) of this suite."""
     from desktop_env.tasks import CATEGORIES, GUIDANCES
 
@@ -588,7 +616,8 @@ def summarize(args, records: list[dict], not_run: list[dict], excluded: int) -> 
                              for r in records if r["status"] == "infra_error"],
             "task_errors": [{k: r.get(k) for k in ("domain", "task_id", "trial", "error")}
                             for r in records if r["status"] == "task_error"],
-            "not_run": len(not_run), "excluded_account": excluded, "written": now_iso()}
+            "not_run": len(not_run), "excluded_account": excluded,
+            "excluded_image": dict(wrong_image or {}), "written": now_iso()}
 
 
 def format_summary(summary: dict) -> str:
@@ -645,7 +674,7 @@ def plan_jobs(args) -> tuple[list[dict], dict, int]:
             meta = {"tags": [], "related_apps": []}
             try:
                 task = load_task(path)
-                meta = {"tags": list(task.tags), "related_apps": list(task.related_apps)}
+                meta = {"tags": list(task.tags), "related_apps": list(task.related_apps), "snapshot": task.snapshot}
                 if args.exclude_account and task.needs_account:
                     excluded += 1
                     continue
@@ -702,6 +731,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {exc}", file=sys.stderr)
             return 2
         image = {"error": str(exc)}
+    todo, wrong_image = split_by_image(todo, image)
+    for need, n in sorted(wrong_image.items()):
+        print(f"{n} task runs need the {need!r} image (their \"snapshot\") and the image is "
+              f"{image.get('name')!r} (profile {image.get('profile')!r}): skipped; run them with "
+              f"--path_to_vm {need} (build it with `desktop-env image build --profile {need}`)", flush=True)
     total = len(todo) + sum(1 for r in records.values() if r.get("final"))
     skipped = f", {excluded} needing an account skipped" if excluded else ""
     print(f"{total} tasks: {total - len(todo)} already done, {len(todo)} to run on "
@@ -769,7 +803,7 @@ def main(argv: list[str] | None = None) -> int:
             if status is not None:
                 records[(job["domain"], job["task_id"], job["trial"])] = {**job, **status}
     not_run = [j for j in todo if (j["domain"], j["task_id"], j["trial"]) not in records]
-    summary = summarize(args, list(records.values()), not_run, excluded)
+    summary = summarize(args, list(records.values()), not_run, excluded, wrong_image)
     write_json_atomic(model_dir(args) / "summary.json", summary)
     write_manifest(args, image, started, now_iso(), interrupted)
     print("\n" + format_summary(summary))

@@ -145,3 +145,16 @@ def test_human_needs_a_terminal(tmp_path):
     out = subprocess.run([sys.executable, "run.py", "--model", "human", "--result_dir", str(tmp_path)], cwd=ROOT,
                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
     assert out.returncode == 2 and "not a TTY" in out.stderr
+
+
+def test_tasks_for_another_image_profile_are_skipped_with_the_flag_to_use(run_py):
+    jobs = [{"task_id": "a", "snapshot": "data"}, {"task_id": "b", "snapshot": "base"},
+            {"task_id": "c", "snapshot": "libreoffice_calc"}, {"task_id": "d", "snapshot": None}]
+    runnable, skipped = run_py.split_by_image(jobs, {"name": "base-x", "profile": "base"})
+    assert [j["task_id"] for j in runnable] == ["b", "c", "d"]      # imported snapshot names are not checked
+    assert skipped == {"data": 1}
+    runnable, skipped = run_py.split_by_image(jobs, {"name": "data-x", "profile": "data"})
+    assert [j["task_id"] for j in runnable] == ["a", "b", "c", "d"]  # data extends base
+    assert skipped == {}
+    runnable, skipped = run_py.split_by_image(jobs, {"error": "no image"})
+    assert len(runnable) == 4 and skipped == {}
