@@ -73,6 +73,13 @@ def run_getter(ctx: SetupContext, spec: GetterSpec | None, side: str = "result")
         return None
 
 
+def _preview(value: Any, limit: int = 300) -> str:
+    """A short one-line view of a getter's result for the log (text results are what tasks print)."""
+    text = value if isinstance(value, str) else repr(value)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 def _evaluate_metrics(ev: EvaluatorSpec, ctx: SetupContext) -> float:
     scores = []
     for i, name in enumerate(ev.funcs):
@@ -80,7 +87,7 @@ def _evaluate_metrics(ev: EvaluatorSpec, ctx: SetupContext) -> float:
         result = run_getter(ctx, ev.results[i], "result")
         expected = run_getter(ctx, ev.expecteds[i], "expected")
         score = clamp_score(entry.func(result, expected, **_kwargs(entry, ev.options[i])))
-        logger.info("metric %s -> %.3f", name, score)
+        logger.info("metric %s -> %.3f (result: %s)", name, score, _preview(result))
         scores.append(score)
         # short-circuit as the format defines: a 0 under "and" or a 1 under "or" decides
         if ev.conj == "and" and score <= 0.0:
