@@ -737,15 +737,13 @@ def build_task(pair: dict, guidance: str, tid: str, folder_rel: str, other: str,
     return task
 
 
-def update_index(name: str, entries: dict[str, list[str]], drop: set[str]) -> None:
+def update_index(name: str, entries: dict[str, list[str]]) -> None:
+    """Add ``entries`` to the index file ``name``; ids already listed keep their place."""
     path = ROOT / name
     index = json.loads(path.read_text()) if path.exists() else {}
-    for app in list(index):
-        index[app] = [t for t in index[app] if t not in drop]
     for app, ids in entries.items():
         index.setdefault(app, [])
         index[app] += [t for t in ids if t not in index[app]]
-    index = {app: ids for app, ids in index.items() if ids}
     path.write_text(json.dumps(index, indent=1) + "\n")
 
 
@@ -753,10 +751,8 @@ def main(batch: str = "data_batch1") -> None:
     """Write the tasks of ``PAIRS`` and add them to the index files."""
     sql, before, after, _targets = servicedesk()
     by_guidance: dict[str, dict[str, list[str]]] = {"verbose": {}, "abstract": {}}
-    mine: set[str] = set()
     for pair in PAIRS:
         ids = {g: task_id(pair, g, batch) for g in ("verbose", "abstract")}
-        mine |= set(ids.values())
         for guidance in ("verbose", "abstract"):
             other = ids["abstract" if guidance == "verbose" else "verbose"]
             folder = EXAMPLES / pair["app"] / ids[guidance]
@@ -778,11 +774,11 @@ def main(batch: str = "data_batch1") -> None:
     for guidance in ("verbose", "abstract"):
         for app, ids in by_guidance[guidance].items():
             both.setdefault(app, []).extend(ids)
-    update_index("test_all.json", both, mine)
-    update_index("test_non_account.json", both, mine)
-    update_index("test_data.json", both, mine)
-    update_index("test_verbose.json", by_guidance["verbose"], mine)
-    update_index("test_abstract.json", by_guidance["abstract"], mine)
+    update_index("test_all.json", both)
+    update_index("test_non_account.json", both)
+    update_index("test_data.json", both)
+    update_index("test_verbose.json", by_guidance["verbose"])
+    update_index("test_abstract.json", by_guidance["abstract"])
     print(f"{2 * len(PAIRS)} tasks written under {EXAMPLES}")
 
 

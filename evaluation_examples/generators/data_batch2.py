@@ -10,10 +10,7 @@ compares a digest.
 """
 from __future__ import annotations
 
-import csv
-import datetime as dt
 import importlib.util
-import io
 import random
 from pathlib import Path
 
@@ -122,7 +119,18 @@ def monthly_workbooks(folder: Path) -> None:
             ws.append(list(r))
         if gold:
             ws.append(["Total", round(sum(r[1] for r in rows), 2)])
-        wb.save(folder / ("monthly_revenue_gold.xlsx" if gold else "monthly_revenue.xlsx"))
+        save_if_changed(wb, folder / ("monthly_revenue_gold.xlsx" if gold else "monthly_revenue.xlsx"))
+
+
+def save_if_changed(wb, path: Path) -> None:
+    """Save ``wb`` unless ``path`` already holds the same cells (xlsx bytes carry the save time)."""
+    import openpyxl
+
+    def cells(book):
+        return [(ws.title, [list(r) for r in ws.iter_rows(values_only=True)]) for ws in book.worksheets]
+    if path.exists() and cells(openpyxl.load_workbook(path)) == cells(wb):
+        return
+    wb.save(path)
 
 
 CALC_TITLE = "monthly_revenue.xlsx"

@@ -234,7 +234,7 @@ echo EVAL_OK
                              "/home/user/projects/dbt_duckdb/models/marts/customers_by_country.sql"),
                        {"type": "copyfile_from_host_to_guest", "parameters": {
                            "src": "{folder}/country_names.csv", "dest": "/home/user/Downloads/country_names.csv"}}],
-            "eval": f"""wh=/home/user/projects/dbt_duckdb/warehouse.duckdb
+            "eval": """wh=/home/user/projects/dbt_duckdb/warehouse.duckdb
 [ -f /home/user/projects/dbt_duckdb/seeds/country_names.csv ] || fail "no seeds/country_names.csv in the project"
 seed=$(duck "$wh" "SELECT count(*) FROM country_names")
 [ "$seed" = 12 ] || fail "the seed table country_names is not loaded ($seed)"
