@@ -76,7 +76,7 @@ def cmd_stop(args) -> int:
 
 
 def cmd_status(args) -> int:
-    from desktop_env.errors import VMError
+    from desktop_env.errors import DesktopEnvError
 
     names = [args.name] if args.name else _running_ids(args.cache_dir)
     if not names:
@@ -85,11 +85,17 @@ def cmd_status(args) -> int:
     for name in names:
         try:
             vm = _provider(argparse_ns(args, name=name))
-        except VMError as exc:
-            print(f"{name}: {exc}")
+            status = vm.status()
+            vm.detach() if vm.detached else vm.machine._close_qmp()
+        except DesktopEnvError as exc:
+            # A VM that run.py or a script drives holds its QMP socket (one client at a time):
+            # report it and go on with the others.
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            if args.json:
+                print(json.dumps({"vm_id": name, "reachable": False, "error": first}))
+            else:
+                print(f"{name}\n  reachable  False (in use by another process, or not answering: {first})")
             continue
-        status = vm.status()
-        vm.detach() if vm.detached else vm.machine._close_qmp()
         if args.json:
             print(json.dumps(status))
         else:

@@ -124,6 +124,38 @@ def set_guest_clock(session, server_url: str, token: str | None) -> None:
         log.warning("setting the guest clock failed: %s", exc)
 
 
+def wait_for_server(session, server_url: str, timeout_s: float, check_alive, poll_s: float = 0.05) -> None:
+    """Poll the in-VM server's ``/health`` until it gives any HTTP answer below 500.
+
+    Any answer means the server runs (servers of other suites have no ``/health``).
+
+    Args:
+        check_alive: called before each poll; raises (usually ``VMError``) when the VM has
+            died, so a dead VM fails at once instead of at the deadline.
+
+    Raises:
+        VMError: no answer within ``timeout_s``.
+    """
+    import requests
+
+    from desktop_env.errors import VMError
+
+    deadline = time.monotonic() + timeout_s
+    url = server_url + "/health"
+    last = "no answer"
+    while time.monotonic() < deadline:
+        check_alive()
+        try:
+            reply = session.get(url, timeout=2)
+            if reply.status_code < 500:
+                return
+            last = f"HTTP {reply.status_code}"
+        except requests.RequestException as exc:
+            last = type(exc).__name__
+        time.sleep(poll_s)
+    raise VMError(f"the in-VM server at {url} did not answer within {timeout_s:.0f} s (last: {last})")
+
+
 def register_provider(name: str):
     """Class decorator adding a provider to the registry under ``name`` (duplicates refused)."""
 

@@ -113,3 +113,15 @@ def test_port_lease_in_a_range(tmp_path):
     with pytest.raises(OSError, match="in 5910..5910"):
         with PortLease(tmp_path, 1, port_range=(5910, 5911)):
             PortLease(tmp_path, 1, port_range=(5910, 5911))
+
+
+def test_vm_status_reports_an_unreachable_vm_and_goes_on(tmp_path):
+    """`desktop-env vm status` lists a VM it cannot attach to (run.py holds its QMP) instead of failing."""
+    import subprocess
+    import sys
+
+    (tmp_path / "run" / "vms" / "held-by-someone").mkdir(parents=True)
+    out = subprocess.run([sys.executable, "-m", "desktop_env", "vm", "status", "--cache-dir", str(tmp_path)],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "held-by-someone" in out.stdout and "reachable  False" in out.stdout

@@ -19,11 +19,11 @@ import requests
 from desktop_env.errors import DesktopEnvError, ImageNotFound, ScreenSizeMismatch, SnapshotError, VMError
 from desktop_env.image.store import ImageInfo, resolve_image
 from desktop_env.paths import runtime_dir
-from desktop_env.providers.base import Endpoint, Provider, register_provider, set_guest_clock
+from desktop_env.providers.base import Endpoint, Provider, register_provider, set_guest_clock, wait_for_server
 from desktop_env.providers.libvirt.domain import META_NS, DomainFiles, domain_xml
 from desktop_env.providers.libvirt.hosts import (HostError, HostScheduler, Lease, SSHTunnel, host_has_kvm, is_local,
                                                  parse_hosts, uri_transport)
-from desktop_env.providers.libvirt.storage import DEFAULT_POOL, DEFAULT_POOL_PATH, HostPool, StorageError, _libvirt
+from desktop_env.providers.libvirt.storage import DEFAULT_POOL, DEFAULT_POOL_PATH, HostPool, _libvirt
 from desktop_env.providers.ports import PortLease
 from desktop_env.providers.qemu.machine import MACHINE_ABI, VMSpec, resolve_accel
 
@@ -320,22 +320,12 @@ class LibvirtProvider(Provider):
 
     def _wait_server(self, timeout_s: float) -> None:
         """Poll the in-VM server until it answers (any HTTP status below 500)."""
-        deadline = time.monotonic() + timeout_s
-        url = self.server.url + "/health"
-        last = "no answer"
-        while time.monotonic() < deadline:
-            if not self.dom.isActive():
-                raise VMError(f"domain {self.domain_name} stopped while waiting for the in-VM server "
-                              f"(see /var/log/libvirt/qemu/{self.domain_name}.log on {self.uri})")
-            try:
-                reply = self._session.get(url, timeout=2)
-                if reply.status_code < 500:
-                    return
-                last = f"HTTP {reply.status_code}"
-            except requests.RequestException as exc:
-                last = type(exc).__name__
-            time.sleep(0.1)
-        raise VMError(f"the in-VM server at {url} did not answer within {timeout_s:.0f} s (last: {last})")
+        wait_for_server(self._session, self.server.url, timeout_s, self._check_alive, poll_s=0.1)
+
+    def _check_alive(self) -> None:
+        if not self.dom.isActive():
+            raise VMError(f"domain {self.domain_name} stopped while waiting for the in-VM server "
+                          f"(see /var/log/libvirt/qemu/{self.domain_name}.log on {self.uri})")
 
     def _set_guest_clock(self) -> None:
         set_guest_clock(self._session, self.server.url, self.token)

@@ -20,7 +20,7 @@ import requests
 from desktop_env.errors import ImageNotFound, ScreenSizeMismatch, SnapshotError, VMError
 from desktop_env.image.store import ImageInfo, resolve_image
 from desktop_env.paths import ports_dir, runtime_dir
-from desktop_env.providers.base import Endpoint, Provider, register_provider, set_guest_clock
+from desktop_env.providers.base import Endpoint, Provider, register_provider, set_guest_clock, wait_for_server
 from desktop_env.providers.ports import PortLease, lock_is_held
 from desktop_env.providers.qemu.machine import MACHINE_ABI, QemuMachine, VMSpec, create_overlay
 
@@ -310,22 +310,11 @@ class QemuProvider(Provider):
 
     def wait_server(self, timeout_s: float) -> None:
         """Poll the in-VM server's health check until it answers (no fixed sleeps)."""
-        deadline = time.monotonic() + timeout_s
-        url = self.server.url + "/health"
-        last = "no answer"
-        while time.monotonic() < deadline:
-            if not self.machine.is_running():
-                raise VMError(f"QEMU exited while waiting for the in-VM server\n{self.machine.log_tail()}")
-            try:
-                reply = self._session.get(url, timeout=2)
-                # Any HTTP answer means the server runs (servers of other suites have no /health).
-                if reply.status_code < 500:
-                    return
-                last = f"HTTP {reply.status_code}"
-            except requests.RequestException as exc:
-                last = type(exc).__name__
-            time.sleep(0.05)
-        raise VMError(f"the in-VM server at {url} did not answer within {timeout_s:.0f} s (last: {last})")
+        wait_for_server(self._session, self.server.url, timeout_s, self._check_alive)
+
+    def _check_alive(self) -> None:
+        if not self.machine.is_running():
+            raise VMError(f"QEMU exited while waiting for the in-VM server\n{self.machine.log_tail()}")
 
     def _set_guest_clock(self) -> None:
         set_guest_clock(self._session, self.server.url, self.token)
