@@ -299,7 +299,9 @@ PY
                        "1. Open a terminal (AIRFLOW_HOME is set in login shells).\n"
                        "2. Run `airflow connections add analytics_pg --conn-type postgres --conn-host 127.0.0.1 "
                        "--conn-port 5432 --conn-schema analytics --conn-login user --conn-password password`.\n"
-                       "3. Check with `airflow connections get analytics_pg`.",
+                       "3. Check with `airflow connections get analytics_pg` (without the PostgreSQL provider "
+                       "package, which this machine does not have, Airflow shows the type as generic; that is "
+                       "expected).",
             "config": [],
             "eval": """python3 - <<'PY'
 import sqlite3
@@ -308,8 +310,10 @@ try:
     row = con.execute("SELECT conn_type, host, port, schema, login FROM connection WHERE conn_id = 'analytics_pg'").fetchone()
 except sqlite3.Error as e:
     print(f"EVAL_FAIL: cannot read airflow.db: {e}"); raise SystemExit
+# Without the PostgreSQL provider package (not in the image) Airflow stores the type as generic.
 want = ("postgres", "127.0.0.1", 5432, "analytics", "user")
-print("EVAL_OK" if row is not None and tuple(row) == want else f"EVAL_FAIL: connection analytics_pg is {row}, expected {want}")
+ok = row is not None and row[0] in ("postgres", "postgresql", "generic") and tuple(row[1:]) == want[1:]
+print("EVAL_OK" if ok else f"EVAL_FAIL: connection analytics_pg is {row}, expected {want}")
 PY
 """,
             "solution": [cmd("airflow connections add analytics_pg --conn-type postgres --conn-host 127.0.0.1 "
