@@ -589,10 +589,12 @@ echo EVAL_OK
             "verbose": "Split a CSV file by a column in the terminal:\n"
                        "1. Open a terminal and create /home/user/exports.\n"
                        "2. The status is the 4th comma-separated field of raw_orders.csv (header: "
-                       "id,customer_id,order_date,status).\n"
+                       "id,customer_id,order_date,status). The file has Windows line endings (CRLF): strip the "
+                       "carriage return, or it ends up in the status and in the file names.\n"
                        "3. For each status, write the header plus the rows of that status, e.g. with awk: "
-                       "`awk -F, 'NR==1 {h=$0; next} {f=\"/home/user/exports/orders_\" $4 \".csv\"; if (!(f in "
-                       "seen)) {print h > f; seen[f]=1} print > f}' /home/user/projects/data/raw_orders.csv`.\n"
+                       "`awk -F, '{sub(/\\r$/, \"\")} NR==1 {h=$0; next} {f=\"/home/user/exports/orders_\" $4 "
+                       "\".csv\"; if (!(f in seen)) {print h > f; seen[f]=1} print > f}' "
+                       "/home/user/projects/data/raw_orders.csv`.\n"
                        "4. Check with `wc -l /home/user/exports/*`: the data lines add up to the original's.",
             "config": [clean("/home/user/exports")],
             "eval": """python3 - <<'PY'
@@ -616,7 +618,8 @@ for name, body in want.items():
 print("EVAL_OK")
 PY
 """,
-            "solution": [cmd("mkdir -p /home/user/exports && awk -F, 'NR==1 {h=$0; next} {f=\"/home/user/exports/"
+            "solution": [cmd("mkdir -p /home/user/exports && awk -F, '{sub(/\\r$/, \"\")} NR==1 {h=$0; next} "
+                             "{f=\"/home/user/exports/"
                              "orders_\" $4 \".csv\"; if (!(f in seen)) {print h > f; seen[f]=1} print > f}' "
                              "/home/user/projects/data/raw_orders.csv")],
         },
