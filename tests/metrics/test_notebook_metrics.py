@@ -37,6 +37,21 @@ def test_compare_notebook_outputs(tmp_path):
     assert compare_notebook_outputs(str(tmp_path / "none.ipynb"), gold) == 0.0
 
 
+def test_stream_chunks_of_one_print_compare_as_one_text(tmp_path):
+    """A kernel may deliver one print as two stream messages (seen in CI); Jupyter shows one text."""
+    split = new_code_cell("print('best region:', r)", execution_count=1, outputs=[
+        new_output("stream", name="stdout", text="best region:"), new_output("stream", name="stdout", text=" South\n")])
+    a = nb(tmp_path, "a.ipynb", [split])
+    gold = nb(tmp_path, "gold.ipynb", [code("print('best region:', r)", "best region: South\n", 1)])
+    other = nb(tmp_path, "other.ipynb", [code("print('best region:', r)", "best region: North\n", 1)])
+    stderr = new_code_cell("x", execution_count=1, outputs=[
+        new_output("stream", name="stdout", text="best region:"), new_output("stream", name="stderr", text=" South\n")])
+    mixed = nb(tmp_path, "mixed.ipynb", [stderr])
+    assert compare_notebook_outputs(a, gold) == 1.0
+    assert compare_notebook_outputs(a, other) == 0.0
+    assert compare_notebook_outputs(mixed, gold) == 0.0   # stdout and stderr are not merged
+
+
 def test_compare_notebook_outputs_ignore_images(tmp_path):
     a = nb(tmp_path, "a.ipynb", [code("plot()", count=1, image="aGVsbG8=")])
     b = nb(tmp_path, "b.ipynb", [code("plot()", count=1, image="d29ybGQ=")])

@@ -45,6 +45,24 @@ def _norm_output(out: dict) -> dict:
     return norm
 
 
+def _norm_outputs(outputs: list) -> list[dict]:
+    """Normalized outputs, consecutive stream chunks of the same stream merged.
+
+    A kernel may deliver one ``print`` as several stream messages (timing decides), which
+    the notebook stores as separate outputs; Jupyter shows them as one text.
+    """
+    merged: list[dict] = []
+    for out in outputs:
+        norm = _norm_output(out)
+        last = merged[-1] if merged else None
+        if (norm["output_type"] == "stream" and last is not None and last["output_type"] == "stream"
+                and last["name"] == norm["name"]):
+            last["text"] += norm["text"]
+        else:
+            merged.append(norm)
+    return merged
+
+
 def _pairs(result, expected):
     a, b = read_notebook(result), read_notebook(expected)
     if a is None or b is None:
@@ -72,8 +90,8 @@ def compare_notebook_outputs(result: Any, expected: Any, ignore_images: bool = F
             return 0.0
         if ca.cell_type != "code":
             continue
-        oa = [_norm_output(o) for o in ca.get("outputs", [])]
-        ob = [_norm_output(o) for o in cb.get("outputs", [])]
+        oa = _norm_outputs(ca.get("outputs", []))
+        ob = _norm_outputs(cb.get("outputs", []))
         if ignore_images:
             for o in oa + ob:
                 if "data" in o:
