@@ -60,7 +60,7 @@ try:
     from airflow.dag_processing.dagbag import DagBag
 except ImportError:
     from airflow.models.dagbag import DagBag
-bag = DagBag(dag_folder="/home/user/airflow/dags", include_examples=False)
+bag = DagBag(dag_folder="/home/user/airflow/dags")   # examples are off (AIRFLOW__CORE__LOAD_EXAMPLES)
 if bag.import_errors:
     print("EVAL_FAIL: import errors:", dict(bag.import_errors))
     raise SystemExit
@@ -126,8 +126,8 @@ def pairs() -> list[dict]:
             "config": [START_POSTGRES, {"type": "execute", "parameters": {"command": bash(
                 "psql -qX -d analytics -c 'ALTER TABLE orders DROP COLUMN IF EXISTS order_month'")}}],
             "eval": """start-postgres >/dev/null 2>&1
-gen=$(psql -AtX -c "SELECT attgenerated || format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'orders'::regclass AND attname = 'order_month' AND NOT attisdropped")
-[ "$gen" = sdate ] || fail "orders.order_month is not a stored generated date column ('$gen')"
+gen=$(psql -AtX -c "SELECT attgenerated::text || '|' || format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'orders'::regclass AND attname = 'order_month' AND NOT attisdropped" 2>&1)
+[ "$gen" = "s|date" ] || fail "orders.order_month is not a stored generated date column ('$gen')"
 bad=$(psql -AtX -c "SELECT count(*) FROM orders WHERE order_month IS DISTINCT FROM date_trunc('month', order_date::timestamp)::date" 2>&1)
 [ "$bad" = 0 ] || fail "$bad rows have a wrong order_month"
 echo EVAL_OK
