@@ -249,15 +249,27 @@ mode = append
 GEANY_TITLE = "load.ini"
 
 
-def geany_focus() -> dict:
+def focus_window(title: str) -> dict:
+    """A pyautogui solution item that raises the window whose title contains ``title`` (retrying)."""
     return {"action_space": "pyautogui", "action": (
         "import subprocess, time\n"
         "for _ in range(90):\n"
-        f"    if '{GEANY_TITLE}' in subprocess.run(['xdotool', 'getactivewindow', 'getwindowname'], "
+        f"    if '{title}' in subprocess.run(['xdotool', 'getactivewindow', 'getwindowname'], "
         "capture_output=True, text=True).stdout:\n"
         "        break\n"
-        f"    subprocess.run(['wmctrl', '-a', '{GEANY_TITLE}'])\n"
+        f"    subprocess.run(['wmctrl', '-a', '{title}'])\n"
         "    time.sleep(0.5)\n")}
+
+
+def airflow_run_check(dag_id: str) -> str:
+    """eval.sh lines failing unless Airflow's metadata database records a successful run of ``dag_id``."""
+    return f"""state=$(python3 -c "
+import sqlite3
+con = sqlite3.connect('file:/home/user/airflow/airflow.db?mode=ro', uri=True)
+print(con.execute(\\"SELECT count(*) FROM dag_run WHERE dag_id = '{dag_id}' AND state = 'success'\\").fetchone()[0])
+" 2>&1)
+[ "$state" -ge 1 ] 2>/dev/null || fail "no successful {dag_id} run in airflow.db ($state)"
+"""
 
 
 def saved_check(expr: str) -> str:
@@ -493,14 +505,7 @@ for s in sorted(n):
     print(f"{s},{n[s]}")
 PY
 why=$(same_csv "$out" /tmp/desktop_env_eval/ref.csv ordered 2>&1) || fail "$why"
-state=$(python3 -c "
-import sqlite3
-con = sqlite3.connect('file:/home/user/airflow/airflow.db?mode=ro', uri=True)
-print(con.execute(\\"SELECT count(*) FROM dag_run WHERE dag_id = 'shop_etl' AND state = 'success'\\").fetchone()[0])
-" 2>&1)
-[ "$state" -ge 1 ] 2>/dev/null || fail "no successful shop_etl run in airflow.db ($state)"
-echo EVAL_OK
-""",
+""" + airflow_run_check("shop_etl") + "echo EVAL_OK\n",
         "solution": [cmd("airflow dags test shop_etl 2025-01-15")],
     },
     {
@@ -589,7 +594,7 @@ got = {s: dict(c[s]) for s in c.sections()}
 print("EVAL_OK" if got == want else f"EVAL_FAIL: sections are {got}")
 PY
 """,
-        "solution": [geany_focus(),
+        "solution": [focus_window(GEANY_TITLE),
                      {"action_space": "pyautogui", "action": (
                          "import time\npyautogui.hotkey('ctrl', 'end')\ntime.sleep(1)\n"
                          "pyautogui.write('batch_size = 500\\n', interval=0.05)\ntime.sleep(1)\n"

@@ -58,9 +58,13 @@ def salary_digests() -> tuple[str, str]:
     return digest(rows), digest(after)
 
 
-SALARY_DIGEST_SQL = ("SET SESSION group_concat_max_len = 10000000; SELECT MD5(GROUP_CONCAT(CONCAT_WS('|', "
-                     "employee_id, amount, from_date, IFNULL(to_date, '')) ORDER BY employee_id, from_date "
-                     "SEPARATOR ',')) FROM salaries")
+def salary_digest_sql(table: str) -> str:
+    """MariaDB query printing the md5 of ``table``'s rows (salaries' columns), in a fixed order."""
+    return ("SET SESSION group_concat_max_len = 10000000; SELECT MD5(GROUP_CONCAT(CONCAT_WS('|', "
+            "employee_id, amount, from_date, IFNULL(to_date, '')) ORDER BY employee_id, from_date "
+            f"SEPARATOR ',')) FROM {table}")
+
+
 RAISE_SQL = (f"START TRANSACTION; CREATE TEMPORARY TABLE cur AS SELECT s.employee_id, s.amount FROM salaries s "
              f"JOIN employees e ON e.id = s.employee_id JOIN departments d ON d.id = e.department_id "
              f"WHERE d.name = '{RAISE_DEPT}' AND s.to_date IS NULL; UPDATE salaries s JOIN cur c ON "
@@ -103,6 +107,15 @@ def crm() -> tuple[str, str]:
             keep.append(i)
     return "\n".join(lines) + "\n", ",".join(map(str, keep))
 
+
+# setup of the CRM export /home/user/crm/contacts.db (from contacts.sql beside the task)
+CRM_CONFIG = [clean("/home/user/crm/contacts.db"),
+              {"type": "copyfile_from_host_to_guest", "parameters": {
+                  "src": "{folder}/contacts.sql", "dest": "/tmp/desktop_env_setup/contacts.sql"}},
+              {"type": "execute", "parameters": {"command": bash(
+                  "mkdir -p /home/user/crm && sqlite3 /home/user/crm/contacts.db "
+                  "< /tmp/desktop_env_setup/contacts.sql && rm -f /tmp/desktop_env_setup/contacts.sql"),
+                  "until": {"returncode": 0}}}]
 
 # --------------------------------------------------------------------------- Calc workbook
 
@@ -221,17 +234,6 @@ nb = {"cells": [{"cell_type": "code", "execution_count": None, "id": "c1", "meta
 json.dump(nb, open("/home/user/notebooks/country_report.ipynb", "w"), indent=1)
 PY
 mkdir -p /home/user/reports && jupyter nbconvert --to notebook --execute --inplace /home/user/notebooks/country_report.ipynb'''
-
-
-def calc_focus() -> dict:
-    return {"action_space": "pyautogui", "action": (
-        "import subprocess, time\n"
-        "for _ in range(90):\n"
-        f"    if '{CALC_TITLE}' in subprocess.run(['xdotool', 'getactivewindow', 'getwindowname'], "
-        "capture_output=True, text=True).stdout:\n"
-        "        break\n"
-        f"    subprocess.run(['wmctrl', '-a', '{CALC_TITLE}'])\n"
-        "    time.sleep(0.5)\n")}
 
 
 CALC_SAVED = ("import time, zipfile\n"
@@ -363,14 +365,7 @@ for m in sorted(n):
     print(f"{m},{n[m]},{s[m]:.2f}")
 PY
 why=$(same_csv "$out" /tmp/desktop_env_eval/ref.csv ordered 2>&1) || fail "$why"
-state=$(python3 -c "
-import sqlite3
-con = sqlite3.connect('file:/home/user/airflow/airflow.db?mode=ro', uri=True)
-print(con.execute(\\"SELECT count(*) FROM dag_run WHERE dag_id = 'payments_summary' AND state = 'success'\\").fetchone()[0])
-" 2>&1)
-[ "$state" -ge 1 ] 2>/dev/null || fail "no successful payments_summary run in airflow.db ($state)"
-echo EVAL_OK
-""",
+""" + b1.airflow_run_check("payments_summary") + "echo EVAL_OK\n",
             "solution": [cmd("cat > /home/user/airflow/dags/payments_summary.py <<'EOF'\n" + PAYMENTS_DAG
                              + "EOF\nairflow dags test payments_summary 2025-01-15")],
         },
@@ -488,13 +483,7 @@ echo EVAL_OK
                        "FROM contacts WHERE id NOT IN (SELECT min(id) FROM contacts GROUP BY lower(email));\n"
                        "4. Check that the query of step 2 returns nothing.",
             "files": {"contacts.sql": crm_sql},
-            "config": [clean("/home/user/crm/contacts.db"),
-                       {"type": "copyfile_from_host_to_guest", "parameters": {
-                           "src": "{folder}/contacts.sql", "dest": "/tmp/desktop_env_setup/contacts.sql"}},
-                       {"type": "execute", "parameters": {"command": bash(
-                           "mkdir -p /home/user/crm && sqlite3 /home/user/crm/contacts.db "
-                           "< /tmp/desktop_env_setup/contacts.sql && rm -f /tmp/desktop_env_setup/contacts.sql"),
-                           "until": {"returncode": 0}}}],
+            "config": CRM_CONFIG,
             "eval": f"""db=/home/user/crm/contacts.db
 [ -f "$db" ] || fail "$db does not exist"
 got=$(sqlite3 -readonly "$db" "SELECT group_concat(id, ',') FROM (SELECT id FROM contacts ORDER BY id)" 2>&1)
@@ -530,7 +519,7 @@ echo EVAL_OK
                        {"type": "execute", "parameters": {"command": bash(
                            "mariadb hr -e 'SELECT 1' >/dev/null"), "until": {"returncode": 0}}}],
             "eval": f"""start-mariadb >/dev/null 2>&1
-got=$(mariadb -N -B hr -e "{SALARY_DIGEST_SQL}" 2>&1)
+got=$(mariadb -N -B hr -e "{salary_digest_sql('salaries')}" 2>&1)
 [ "$got" = "{after}" ] || fail "salaries are not as expected (digest $got; the untouched start state is {before})"
 echo EVAL_OK
 """,
@@ -653,7 +642,7 @@ PY
                     {"type": "check_cell", "sheet_idx": "RI0", "coordinate": "B14", "props": {"formula": {
                         "method": "re", "ref": r"(?i)^=\s*SUM\(\s*\$?B\$?2\s*:\s*\$?B\$?13\s*\)\s*$"}}}]},
             },
-            "solution": [calc_focus(),
+            "solution": [b1.focus_window(CALC_TITLE),
                          {"action_space": "pyautogui", "action": (
                              "import time\npyautogui.hotkey('ctrl', 'home')\ntime.sleep(1.5)\n"
                              "pyautogui.press('down', presses=13, interval=0.15)\ntime.sleep(1.5)\n"

@@ -13,7 +13,7 @@ import json
 
 import data_batch1 as b1
 from data_batch1 import START_MARIADB, START_POSTGRES, bash, clean, cmd
-from data_batch2 import crm, samples
+from data_batch2 import CRM_CONFIG, crm, salary_digest_sql, samples
 
 ARCHIVE_BEFORE = "2020-01-01"
 
@@ -158,7 +158,7 @@ echo EVAL_OK
             "eval": f"""start-mariadb >/dev/null 2>&1
 res=$(mariadb -N -B hr -e "SELECT (SELECT COUNT(*) FROM salaries), (SELECT COUNT(*) FROM salaries_archive), (SELECT COUNT(*) FROM salaries WHERE to_date < '{ARCHIVE_BEFORE}')" 2>&1)
 [ "$res" = "$(printf '{left}\\t{archived}\\t0')" ] || fail "salaries / archive / old rows left: $res (expected {left} / {archived} / 0)"
-got=$(mariadb -N -B hr -e "SET SESSION group_concat_max_len = 10000000; SELECT MD5(GROUP_CONCAT(CONCAT_WS('|', employee_id, amount, from_date, IFNULL(to_date, '')) ORDER BY employee_id, from_date SEPARATOR ',')) FROM salaries_archive" 2>&1)
+got=$(mariadb -N -B hr -e "{salary_digest_sql('salaries_archive')}" 2>&1)
 [ "$got" = "{digest}" ] || fail "the archived rows are not the old rows (digest $got)"
 echo EVAL_OK
 """,
@@ -181,13 +181,7 @@ echo EVAL_OK
                        "3. UPDATE contacts SET domain = lower(substr(email, instr(email, '@') + 1));\n"
                        "4. Check: SELECT domain, count(*) FROM contacts GROUP BY domain;",
             "files": {"contacts.sql": crm_sql},
-            "config": [clean("/home/user/crm/contacts.db"),
-                       {"type": "copyfile_from_host_to_guest", "parameters": {
-                           "src": "{folder}/contacts.sql", "dest": "/tmp/desktop_env_setup/contacts.sql"}},
-                       {"type": "execute", "parameters": {"command": bash(
-                           "mkdir -p /home/user/crm && sqlite3 /home/user/crm/contacts.db "
-                           "< /tmp/desktop_env_setup/contacts.sql && rm -f /tmp/desktop_env_setup/contacts.sql"),
-                           "until": {"returncode": 0}}}],
+            "config": CRM_CONFIG,
             "eval": """db=/home/user/crm/contacts.db
 [ -f "$db" ] || fail "$db does not exist"
 has=$(sqlite3 -readonly "$db" "SELECT count(*) FROM pragma_table_info('contacts') WHERE name = 'domain'" 2>&1)
