@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from desktop_env.providers.libvirt.domain import DomainFiles, domain_xml
-from desktop_env.providers.libvirt.hosts import (HostError, HostScheduler, HostSpec, host_capacity, is_local,
-                                                 parse_hosts, uri_transport)
+from desktop_env.providers.libvirt.hosts import (HostError, HostScheduler, HostSpec, forward_route, host_capacity,
+                                                 is_local, parse_hosts, uri_transport)
 from desktop_env.providers.libvirt.storage import SAVE_HEADER, StorageError, parse_save_header, save_header
 from desktop_env.providers.qemu.machine import VMSpec
 
@@ -76,6 +76,30 @@ def test_parse_hosts_and_uris():
                      ("qemu:///system#0", "at least 1"), ("qemu:///system,qemu:///system", "twice")):
         with pytest.raises(HostError, match=msg):
             parse_hosts(bad)
+
+
+@pytest.mark.parametrize("uri, route", [
+    ("qemu:///system", "loopback"),
+    ("qemu+tcp://127.0.0.1/system", "loopback"),
+    ("qemu+ssh://me@localhost/system", "loopback"),
+    ("qemu+ssh://me@gpu1:2222/system?keyfile=/k", "tunnel"),
+])
+def test_forward_route(uri, route):
+    assert forward_route(uri) == forward_route(uri, "127.0.0.1") == route
+
+
+@pytest.mark.parametrize("uri", ["qemu+tcp://gpu1/system", "qemu+tls://gpu1/system", "qemu://gpu1/system"])
+def test_forward_route_refuses_a_remote_loopback_without_ssh(uri):
+    with pytest.raises(HostError, match="use a qemu\\+ssh URI"):
+        forward_route(uri)
+
+
+@pytest.mark.parametrize("bind", ["0.0.0.0", "192.0.2.7", "localhost"])
+def test_forward_route_refuses_other_bind_addresses(bind):
+    # The guest cannot answer a client outside the host's loopback (test_libvirt_ssh checks its routes).
+    for uri in ("qemu:///system", "qemu+ssh://me@gpu1/system", "qemu+tcp://gpu1/system"):
+        with pytest.raises(HostError, match="no route back"):
+            forward_route(uri, bind)
 
 
 def test_scheduler_spreads_by_capacity_and_skips_failed(tmp_path):

@@ -94,6 +94,37 @@ def is_local(uri: str) -> bool:
     return host is None and transport in (None, "unix")
 
 
+def forward_route(uri: str, forward_bind: str = "127.0.0.1") -> str:
+    """How this machine reaches the port forwards of a domain on ``uri``.
+
+    The forwards can only serve clients on the libvirt host's loopback: QEMU's user-mode
+    network shows those to the guest as 10.0.2.2, while a client at any other address
+    keeps its own, and the guest has no route back to it (the images' ready state got
+    its DHCP lease under ``restrict=on``, for which slirp offers no gateway), so such a
+    connection is accepted by QEMU and never answered. A remote host is therefore
+    reached through an SSH tunnel to its loopback.
+
+    Returns:
+        ``"loopback"`` (this machine's 127.0.0.1) or ``"tunnel"`` (an SSH tunnel to the host's loopback).
+
+    Raises:
+        HostError: ``forward_bind`` is not 127.0.0.1, or the host is remote and
+            the URI is not qemu+ssh.
+    """
+    if forward_bind != "127.0.0.1":
+        raise HostError(f"forward_bind={forward_bind!r} cannot work: the guest answers only clients on the libvirt "
+                        "host's loopback (it has no route back to other addresses; its DHCP lease, taken with "
+                        "QEMU's restrict=on, carries no gateway); keep 127.0.0.1 and reach a remote host with a "
+                        "qemu+ssh URI (the provider tunnels through ssh)")
+    transport, _user, host, _port = uri_transport(uri)
+    if is_local(uri) or host in ("127.0.0.1", "localhost", "::1"):
+        return "loopback"
+    if transport == "ssh":
+        return "tunnel"
+    raise HostError(f"the in-VM server of a domain on {host} would listen on that host's loopback, which {uri} "
+                    "cannot reach: use a qemu+ssh URI (the provider tunnels through ssh)")
+
+
 def host_capacity(conn, vm_cpus: int, vm_memory_mb: int) -> int:
     """Environments a host can run from its reported CPUs and memory (at least 1).
 
@@ -286,21 +317,23 @@ def _open(uri: str):
 class SSHTunnel:
     """Local TCP forwards to ports on a remote host's loopback, over ``ssh -N -L``.
 
-    Uses the user, host, port and ``keyfile`` of a ``qemu+ssh`` URI, so it needs the
-    same credentials libvirt's own ssh transport uses (a key, no password prompt).
+    Uses the user, host, port, ``keyfile`` and ``command`` (the ssh program) of a
+    ``qemu+ssh`` URI, so it needs the same credentials libvirt's own ssh transport uses
+    (a key, no password prompt).
     """
 
     def __init__(self, uri: str, remote_ports: list[int], timeout_s: float = 20.0):
         transport, user, host, port = uri_transport(uri)
         if transport != "ssh" or not host:
             raise HostError(f"an SSH tunnel needs a qemu+ssh URI, not {uri}")
-        if not shutil.which("ssh"):
+        query = parse_qs(urlsplit(uri).query)
+        ssh = query.get("command", ["ssh"])[0]
+        if not shutil.which(ssh):
             from desktop_env.errors import HostToolMissing
 
-            raise HostToolMissing("ssh", "openssh-client", "reach a remote VM's forwards")
-        query = parse_qs(urlsplit(uri).query)
+            raise HostToolMissing(ssh, "openssh-client", "reach a remote VM's forwards")
         self.local_ports = [_free_port() for _ in remote_ports]
-        cmd = ["ssh", "-N", "-o", "BatchMode=yes", "-o", "ExitOnForwardFailure=yes",
+        cmd = [ssh, "-N", "-o", "BatchMode=yes", "-o", "ExitOnForwardFailure=yes",
                "-o", "ServerAliveInterval=15"]
         if port:
             cmd += ["-p", str(port)]

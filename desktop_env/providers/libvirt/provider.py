@@ -21,8 +21,8 @@ from desktop_env.image.store import ImageInfo, resolve_image
 from desktop_env.paths import runtime_dir
 from desktop_env.providers.base import Endpoint, Provider, register_provider, set_guest_clock, wait_for_server
 from desktop_env.providers.libvirt.domain import META_NS, DomainFiles, domain_xml
-from desktop_env.providers.libvirt.hosts import (HostError, HostScheduler, Lease, SSHTunnel, host_has_kvm, is_local,
-                                                 parse_hosts, uri_transport)
+from desktop_env.providers.libvirt.hosts import (HostError, HostScheduler, Lease, SSHTunnel, forward_route,
+                                                 host_has_kvm, is_local, parse_hosts)
 from desktop_env.providers.libvirt.storage import DEFAULT_POOL, DEFAULT_POOL_PATH, HostPool, _libvirt
 from desktop_env.providers.ports import PortLease
 from desktop_env.providers.qemu.machine import MACHINE_ABI, VMSpec, resolve_accel
@@ -75,9 +75,9 @@ class LibvirtProvider(Provider):
             out of rotation and the next one is tried.
         pool, pool_path: storage pool on each host (created as a ``dir`` pool when missing).
         forward_bind: address on the libvirt host that the in-VM server and CDP forwards
-            listen on. Loopback by default; a qemu+ssh host is then reached through an SSH
-            tunnel. Another address makes them reachable over the network (the server
-            needs its token; CDP has no authentication): use it on trusted networks only.
+            listen on: 127.0.0.1 only (HostError here otherwise, see
+            :func:`~desktop_env.providers.libvirt.hosts.forward_route`). A remote host is
+            reached through an SSH tunnel, so it needs a qemu+ssh URI.
         accel: ``auto``, ``kvm`` or ``tcg`` (the ready state restores only under the one that saved it).
         screen_size: (width, height) the caller expects; must match the image.
         allow_internet: let the guest open outbound connections.
@@ -111,6 +111,8 @@ class LibvirtProvider(Provider):
                 f"desktop-env image build --profile {self.image.profile} --screen {w}x{h}")
         self.cache_dir = cache_dir
         self.host_specs = parse_hosts(hosts if hosts else (uri or None))
+        for host in self.host_specs:  # an unreachable in-VM server fails here, not after a restore
+            forward_route(host.uri, forward_bind)
         self.scheduler: HostScheduler | None = None
         if hosts:
             self.scheduler = HostScheduler(
@@ -291,26 +293,17 @@ class LibvirtProvider(Provider):
     def _connect_endpoints(self) -> None:
         ports = self._ports.ports if self._ports is not None else self._remote_ports
         vnc_port = self._live_vnc_port()
-        transport, _user, host, _port = uri_transport(self.uri)
-        loopback = self.forward_bind in ("127.0.0.1", "localhost")
-        if is_local(self.uri) or (host in ("127.0.0.1", "localhost", "::1")):
+        route = forward_route(self.uri, self.forward_bind)
+        if route == "loopback":
             addr = "127.0.0.1"
             self._server, self._cdp = Endpoint(addr, ports[0]), Endpoint(addr, ports[1])
             self._vnc = Endpoint(addr, vnc_port) if vnc_port else None
-        elif transport == "ssh" and loopback:
+        else:
             remote = ports + ([vnc_port] if vnc_port else [])
             self._tunnel = SSHTunnel(self.uri, remote)
             local = self._tunnel.local_ports
             self._server, self._cdp = Endpoint("127.0.0.1", local[0]), Endpoint("127.0.0.1", local[1])
             self._vnc = Endpoint("127.0.0.1", local[2]) if vnc_port else None
-        elif not loopback:
-            addr = host if self.forward_bind == "0.0.0.0" else self.forward_bind
-            self._server, self._cdp = Endpoint(addr, ports[0]), Endpoint(addr, ports[1])
-            self._vnc = None  # VNC stays on the host's loopback
-        else:
-            raise HostError(f"the in-VM server of a domain on {host} listens on that host's loopback, which "
-                            f"{self.uri} cannot reach: use a qemu+ssh URI (the provider tunnels through ssh) or "
-                            "forward_bind=<an address of that host> on a trusted network")
 
     def _live_vnc_port(self) -> int | None:
         root = ET.fromstring(self.dom.XMLDesc(0))
