@@ -105,14 +105,40 @@ def _socket_inodes(pid: int) -> set[str]:
     return inodes
 
 
-def test_host_ports_bind_loopback_only(env):
-    """Every TCP port the VM's QEMU listens on (server and CDP forwards, VNC) is on 127.0.0.1."""
-    mine = _socket_inodes(env.provider.machine.pid)
+def _host_listening(pid: int) -> set[tuple[str, int]]:
+    """(address, port) of the TCP sockets process ``pid`` listens on, from the host's socket table."""
+    mine = _socket_inodes(pid)
     text = Path("/proc/net/tcp").read_text() + Path("/proc/net/tcp6").read_text()
-    listening = {(addr, port) for addr, port, inode in _listening(text) if inode in mine}
+    return {(addr, port) for addr, port, inode in _listening(text) if inode in mine}
+
+
+def test_host_ports_bind_loopback_only(env, tmp_path):
+    """Every TCP port the VM's QEMU listens on (server and CDP forwards, VNC) is on 127.0.0.1, and so
+    is the human agent's noVNC (websockify) in front of the VNC port."""
+    listening = _host_listening(env.provider.machine.pid)
     ports = {port for _, port in listening}
     assert {env.provider.server.port, env.provider.cdp.port, env.provider.vnc.port} <= ports, listening
     assert {addr for addr, _ in listening} == {"127.0.0.1"}, listening
+
+    import shutil
+
+    from desktop_env.agents.human import NOVNC_WEB, NoVNC
+
+    if not shutil.which("websockify") or not NOVNC_WEB.exists():
+        pytest.skip("websockify/novnc not installed (apt-get install websockify novnc)")
+    vnc = env.provider.vnc
+    novnc = NoVNC(vnc.host, vnc.port, tmp_path / "websockify.log")
+    try:
+        deadline = time.monotonic() + 30
+        while not (listening := _host_listening(novnc.proc.pid)):
+            assert novnc.proc.poll() is None, (tmp_path / "websockify.log").read_text()
+            assert time.monotonic() < deadline, "websockify never listened"
+            time.sleep(0.2)
+        assert listening == {("127.0.0.1", novnc.port)}, listening
+        # And it is the noVNC server, answering on that address.
+        assert "noVNC" in requests.get(novnc.url.split("?")[0], timeout=10).text
+    finally:
+        novnc.stop()
 
 
 def test_guest_listens_only_on_forwarded_ports(env):

@@ -4,6 +4,7 @@ import subprocess
 import sys
 import time
 
+import psutil
 import pytest
 import requests
 
@@ -36,7 +37,8 @@ def test_detached_vm_by_hand(base_image, tmp_path):
         shot = tmp_path / "shot.png"
         cli("screenshot", str(shot), "--vm", name)
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-        url = re.search(r"http://\S+", cli("vnc", name).stdout).group(0)
+        vnc_out = cli("vnc", name).stdout
+        url = re.search(r"http://\S+", vnc_out).group(0)
         deadline = time.monotonic() + 20
         while True:
             try:
@@ -46,6 +48,11 @@ def test_detached_vm_by_hand(base_image, tmp_path):
                 assert time.monotonic() < deadline, "websockify never answered"
                 time.sleep(0.3)
         assert page.ok and "noVNC" in page.text
+        # websockify listens on loopback only, like QEMU's forwards (tests/faults/test_guest_faults.py).
+        pid = int(re.search(r"websockify pid (\d+)", vnc_out).group(1))
+        listening = {(c.laddr.ip, c.laddr.port) for c in psutil.Process(pid).net_connections(kind="inet")
+                     if c.status == psutil.CONN_LISTEN}
+        assert listening == {("127.0.0.1", int(re.search(r":(\d+)/vnc.html", url).group(1)))}, listening
     finally:
         cli("stop", name, check=False)
     assert "no VMs" in cli("status").stdout or name not in cli("status").stdout
