@@ -661,7 +661,7 @@ def plan_jobs(args) -> tuple[list[dict], dict, int]:
 
     index = load_index(args.test_all_meta_path)
     examples = Path(args.test_config_base_dir) / "examples"
-    todo, records, excluded = [], {}, 0
+    todo, records, excluded, needing_account = [], {}, 0, 0
     for domain, ids in index.items():
         if args.domain != "all" and domain != args.domain:
             continue
@@ -678,6 +678,8 @@ def plan_jobs(args) -> tuple[list[dict], dict, int]:
                 if args.exclude_account and task.needs_account:
                     excluded += 1
                     continue
+                if task.needs_account:
+                    needing_account += 1
             except TaskConfigError:
                 pass  # the worker records it as task_error
             for trial in range(1, args.trials + 1):
@@ -689,6 +691,11 @@ def plan_jobs(args) -> tuple[list[dict], dict, int]:
                 if status is not None and status.get("final"):
                     continue
                 todo.append({**base, "path": str(path), "folder": str(folder)})
+    if needing_account:
+        print(f"{needing_account} tasks need a cloud account: their setup and evaluator reach the vendor from this "
+              "host with your settings files, but the guest has no route to the internet in this release "
+              "(docs/image.md), so an agent cannot reach the vendor from the VM; --exclude_account skips them",
+              flush=True)
     return todo, records, excluded
 
 

@@ -20,6 +20,14 @@ logger = logging.getLogger(__name__)
 CHROMIUM_COMMAND = "chromium"
 #: Chromium's profile folder in the VM, relative to the user's home.
 CHROMIUM_PROFILE = ".config/chromium/Default"
+#: Flags that keep Chromium's first page from stalling under software emulation (TCG) on a loaded
+#: host. Seen here: a child process (the network service) gave up after Chromium's 15 s IPC connection
+#: timeout ("Terminating current process after 15 seconds with no connection"), the browser restarted
+#: it in a loop, and the first page stayed "Loading..." for over 450 s; the GPU process (SwiftShader)
+#: took 75 % of a vCPU. With the network service in process, a 300 s connection timeout and no GPU
+#: process, the same page loaded in 36-49 s with the host's two cores saturated. Task files that
+#: launch Chromium themselves pass the same flags.
+CHROMIUM_STABLE_FLAGS = ("--enable-features=NetworkServiceInProcess2", "--ipc-connection-timeout=300", "--disable-gpu")
 CDP_READY_TIMEOUT_S = 60.0
 CDP_POLL_S = 1.0
 
@@ -84,7 +92,8 @@ def google_chrome_browser(ctx: SetupContext, debugging_port: int = 1337, listeni
     """
     urls = list(urls or [])
     command = [CHROMIUM_COMMAND, f"--remote-debugging-port={int(debugging_port)}", "--no-first-run",
-               "--no-default-browser-check", "--password-store=basic", "--disable-features=Translate"]
+               "--no-default-browser-check", "--password-store=basic", "--disable-features=Translate",
+               *CHROMIUM_STABLE_FLAGS]
     if full_screen:
         command.append("--start-maximized")
     ctx.controller.launch(command + urls, shell=False)

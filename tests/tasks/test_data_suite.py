@@ -11,7 +11,7 @@ from desktop_env.tasks import CATEGORIES, load_tasks_from_index
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "evaluation_examples"
-GENERATORS = sorted(p.name for p in (EXAMPLES / "generators").glob("data_batch*.py"))
+GENERATORS = sorted(p.name for p in (EXAMPLES / "generators").glob("data_batch*.py")) + ["base_counterparts.py", "account_tasks.py"]
 
 
 @pytest.fixture(scope="module")
