@@ -58,6 +58,23 @@ def test_pyautogui_types_into_a_real_terminal(client, apps, xsession, tmp_path):
     assert client.cursor_position() == (x + w // 2, y + h // 2)
 
 
+def test_pyautogui_write_types_non_ascii(client, apps, tmp_path):
+    """pyautogui alone skips characters missing from its key table and types '<' as '>' (it presses
+    Shift on the first keycode with 'less', the ISO key whose shifted level is 'greater'); the
+    executor types them all as written."""
+    target = tmp_path / "unicode.txt"
+    title = f"unicode-{uuid.uuid4().hex[:8]}"
+    apps.terminal(title, shell_command=f"cat > {target}")
+    client.activate_window(title, strict=True)
+    # More distinct missing characters than a keymap has spare keycodes, so they are bound in rounds.
+    text = "Grüße, naïve café: 5 € ½ 中文 Ωμέγα; É ü <a|b> " + "".join(chr(0x4E00 + i) for i in range(300)) + " end"
+    reply = client.run_pyautogui(f"pyautogui.write({text + chr(10)!r})\npyautogui.hotkey('ctrl', 'd')",
+                                 timeout_s=120)
+    assert reply["returncode"] == 0, reply
+    wait_until(lambda: target.exists() and target.read_text(encoding="utf-8") == text + "\n", 30,
+               "the typed non-ASCII line")
+
+
 def test_old_client_action_path_types_too(client, apps, xsession, tmp_path):
     """The old client's ``/execute`` + ``python -c`` pattern drives the same desktop."""
     title = f"oldtyping-{uuid.uuid4().hex[:8]}"
