@@ -210,8 +210,10 @@ def typing_command(text: str) -> list[str]:
 # Runs in the guest's executor. xdotool alone types a character missing from the keymap by
 # remapping a spare keycode around each keystroke, and under load the application reads
 # the mapping after it was reverted and drops the character. So every non-ASCII character
-# is bound to a spare keycode *before* typing (clients get MappingNotify once), the text is
-# typed with the keymap stable, and the spare keycodes are released afterwards.
+# is bound to a spare keycode *before* typing, the text is typed with the keymap stable, and
+# the spare keycodes are released afterwards. Binding and releasing are one request each:
+# every request sends each client a MappingNotify, on which window managers re-grab their key
+# bindings, and one request per keycode (hundreds for CJK text) kept the desktop busy for seconds.
 _TYPE_UNICODE = r"""
 import subprocess, time
 from Xlib import X, display as _xdisplay
@@ -254,20 +256,21 @@ def _type_chunks(d, text, delay_ms):
                     break
                 need.append(c)
             end += 1
-        bound = []
-        for keycode, ch in zip(spare, need):
-            d.change_keyboard_mapping(keycode, [[_keysym(ch)] * width])
-            bound.append(keycode)
-        d.sync()
+        bound = {keycode: [_keysym(ch)] * width for keycode, ch in zip(spare, need)}
         if bound:
+            _remap(d, first, mapping, bound)
             time.sleep(0.05)
         subprocess.run(["xdotool", "type", "--delay", str(delay_ms), "--", text[start:end]], check=True)
         if bound:
             time.sleep(0.05)
-            for keycode in bound:
-                d.change_keyboard_mapping(keycode, [[X.NoSymbol] * width])
-            d.sync()
+            _remap(d, first, mapping, {keycode: [X.NoSymbol] * width for keycode in bound})
         start = end
+
+def _remap(d, first, mapping, rows):
+    # rows: keycode -> keysyms, sent as one request over the keycodes between the lowest and highest
+    low, high = min(rows), max(rows)
+    d.change_keyboard_mapping(low, [rows.get(k, mapping[k - first]) for k in range(low, high + 1)])
+    d.sync()
 
 _type(TEXT, DELAY)
 """

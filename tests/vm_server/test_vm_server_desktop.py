@@ -75,6 +75,21 @@ def test_pyautogui_write_types_non_ascii(client, apps, tmp_path):
                "the typed non-ASCII line")
 
 
+def test_computer_13_typing_types_many_non_ascii_characters(client, apps, tmp_path):
+    """The computer_13 TYPING code binds missing characters in rounds, one keymap request per round."""
+    from desktop_env.actions import typing_code
+
+    target = tmp_path / "typing13.txt"
+    title = f"typing13-{uuid.uuid4().hex[:8]}"
+    apps.terminal(title, shell_command=f"cat > {target}")
+    client.activate_window(title, strict=True)
+    text = "Zürich – 5 € <x> " + "".join(chr(0x4E00 + i) for i in range(300)) + " end"
+    reply = client.run_pyautogui(typing_code(text + "\n") + "\npyautogui.hotkey('ctrl', 'd')", timeout_s=120)
+    assert reply["returncode"] == 0, reply
+    wait_until(lambda: target.exists() and target.read_text(encoding="utf-8") == text + "\n", 30,
+               "the TYPING action's non-ASCII line")
+
+
 def test_old_client_action_path_types_too(client, apps, xsession, tmp_path):
     """The old client's ``/execute`` + ``python -c`` pattern drives the same desktop."""
     title = f"oldtyping-{uuid.uuid4().hex[:8]}"
