@@ -261,6 +261,22 @@ def focus_window(title: str) -> dict:
         "    time.sleep(0.5)\n")}
 
 
+def dagster_run_check(job: str | None = None) -> str:
+    """eval.sh lines failing unless the desktop user's Dagster instance records a successful run (of ``job``)."""
+    where = "status = 'SUCCESS'" + (f" AND pipeline_name = '{job}'" if job else "")
+    what = f"successful run of {job}" if job else "successful run"
+    return f"""runs=$(python3 -c "
+import sqlite3
+try:
+    con = sqlite3.connect('file:/home/user/.dagster/history/runs.db?mode=ro', uri=True)
+    print(con.execute(\\"SELECT count(*) FROM runs WHERE {where}\\").fetchone()[0])
+except sqlite3.Error as e:
+    print('no run storage:', e)
+" 2>&1)
+[ "$runs" -ge 1 ] 2>/dev/null || fail "no {what} in the Dagster instance ($runs)"
+"""
+
+
 def airflow_run_check(dag_id: str) -> str:
     """eval.sh lines failing unless Airflow's metadata database records a successful run of ``dag_id``."""
     return f"""state=$(python3 -c "
@@ -460,16 +476,7 @@ echo EVAL_OK
 [ -f "$wh" ] || fail "$wh does not exist"
 res=$(duck "$wh" "WITH a AS (SELECT CAST(order_date AS DATE) AS d, revenue AS r FROM daily_revenue), b AS ({DAILY_REF}) SELECT (SELECT count(*) FROM a) = (SELECT count(*) FROM b) AND NOT EXISTS (SELECT 1 FROM b LEFT JOIN a ON a.d = b.d WHERE a.r IS NULL OR abs(a.r - b.r) > 0.01)" 2>&1)
 [ "$res" = True ] || fail "daily_revenue does not match the CSVs: $res"
-runs=$(python3 -c "
-import sqlite3, sys
-try:
-    con = sqlite3.connect('file:/home/user/.dagster/history/runs.db?mode=ro', uri=True)
-    print(con.execute(\\"SELECT count(*) FROM runs WHERE status = 'SUCCESS'\\").fetchone()[0])
-except sqlite3.Error as e:
-    print('no run storage:', e)
-" 2>&1)
-[ "$runs" -ge 1 ] 2>/dev/null || fail "no successful run in the Dagster instance ($runs)"
-echo EVAL_OK
+{dagster_run_check()}echo EVAL_OK
 """,
         "solution": [cmd("cd /home/user/projects/dagster_project && "
                          "dagster asset materialize -m dagster_project.definitions --select '*'")],

@@ -15,7 +15,7 @@ import random
 from pathlib import Path
 
 import data_batch1 as b1
-from data_batch1 import START_MARIADB, START_POSTGRES, bash, clean, cmd
+from data_batch1 import START_MARIADB, START_POSTGRES, bash, clean, cmd, dagster_run_check
 
 REPO = Path(__file__).resolve().parents[2]
 PROFILE_FILES = REPO / "desktop_env/image/profiles/data/files"
@@ -400,16 +400,7 @@ grep -q orders_by_status /home/user/projects/dagster_project/dagster_project/def
 [ -f "$wh" ] || fail "$wh does not exist"
 res=$(duck "$wh" "WITH a AS (SELECT status, CAST(orders AS BIGINT) AS n FROM orders_by_status), b AS (SELECT status, count(*) AS n FROM read_csv_auto('/home/user/projects/data/raw_orders.csv') GROUP BY status) SELECT (SELECT count(*) FROM a) || ' ' || (SELECT count(*) FROM ((SELECT * FROM a EXCEPT ALL SELECT * FROM b) UNION ALL (SELECT * FROM b EXCEPT ALL SELECT * FROM a)))" 2>&1)
 [ "$res" = "5 0" ] || fail "orders_by_status rows/mismatches: $res"
-runs=$(python3 -c "
-import sqlite3
-try:
-    con = sqlite3.connect('file:/home/user/.dagster/history/runs.db?mode=ro', uri=True)
-    print(con.execute(\\"SELECT count(*) FROM runs WHERE status = 'SUCCESS'\\").fetchone()[0])
-except sqlite3.Error as e:
-    print('no run storage:', e)
-" 2>&1)
-[ "$runs" -ge 1 ] 2>/dev/null || fail "no successful run in the Dagster instance ($runs)"
-echo EVAL_OK
+""" + dagster_run_check() + """echo EVAL_OK
 """,
             "solution": [cmd("cat > /home/user/projects/dagster_project/dagster_project/definitions.py <<'EOF'\n"
                              + dagster_definitions_with_asset() + "EOF\ncd /home/user/projects/dagster_project && "

@@ -9,7 +9,7 @@ requests (a package upgrade with no network, a restore from a backup that does n
 from __future__ import annotations
 
 import data_batch1 as b1
-from data_batch1 import START_MARIADB, START_POSTGRES, bash, clean, cmd
+from data_batch1 import START_MARIADB, START_POSTGRES, bash, clean, cmd, dagster_run_check
 
 RANK_SQL = ("CREATE TABLE public.customer_country_rank AS WITH ltv AS (SELECT c.id AS customer_id, c.country, "
             "coalesce(sum(i.quantity * i.unit_price) FILTER (WHERE o.status IN ('completed', 'shipped')), 0) AS "
@@ -276,17 +276,7 @@ PY
                        "2. Run `dagster job execute -m dagster_project.definitions -j revenue_job`.\n"
                        "3. Wait for RUN_SUCCESS in its output.",
             "config": [],
-            "eval": """runs=$(python3 -c "
-import sqlite3
-try:
-    con = sqlite3.connect('file:/home/user/.dagster/history/runs.db?mode=ro', uri=True)
-    print(con.execute(\\"SELECT count(*) FROM runs WHERE pipeline_name = 'revenue_job' AND status = 'SUCCESS'\\").fetchone()[0])
-except sqlite3.Error as e:
-    print('no run storage:', e)
-" 2>&1)
-[ "$runs" -ge 1 ] 2>/dev/null || fail "no successful run of revenue_job in the Dagster instance ($runs)"
-echo EVAL_OK
-""",
+            "eval": dagster_run_check("revenue_job") + "echo EVAL_OK\n",
             "solution": [cmd("cd /home/user/projects/dagster_project && "
                              "dagster job execute -m dagster_project.definitions -j revenue_job")],
         },
