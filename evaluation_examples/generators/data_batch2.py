@@ -392,7 +392,9 @@ why=$(same_csv "$out" /tmp/desktop_env_eval/ref.csv ordered 2>&1) || fail "$why"
                        "`CREATE OR REPLACE TABLE orders_by_status AS SELECT * FROM <frame>`, and returns it.\n"
                        "3. Add orders_by_status to the assets list of dg.Definitions.\n"
                        "4. In a terminal, cd /home/user/projects/dagster_project and run `dagster asset "
-                       "materialize -m dagster_project.definitions --select '*'`; wait for RUN_SUCCESS.",
+                       "materialize -m dagster_project.definitions --select '+orders_by_status'` (the asset and "
+                       "its upstream orders; with '*' daily_revenue runs in a parallel process and the two "
+                       "can collide on the DuckDB file's write lock); wait for RUN_SUCCESS.",
             "config": [clean("/home/user/projects/dagster_project/warehouse.duckdb",
                              "/home/user/projects/dagster_project/warehouse.duckdb.wal")],
             "eval": """wh=/home/user/projects/dagster_project/warehouse.duckdb
@@ -404,7 +406,7 @@ res=$(duck "$wh" "WITH a AS (SELECT status, CAST(orders AS BIGINT) AS n FROM ord
 """,
             "solution": [cmd("cat > /home/user/projects/dagster_project/dagster_project/definitions.py <<'EOF'\n"
                              + dagster_definitions_with_asset() + "EOF\ncd /home/user/projects/dagster_project && "
-                             "dagster asset materialize -m dagster_project.definitions --select '*'")],
+                             "dagster asset materialize -m dagster_project.definitions --select '+orders_by_status'")],
         },
         {
             "name": "jupyter_customers_by_country",
