@@ -793,12 +793,15 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"[{finished}/{len(todo)}] success {wins}/{finished} | ETA {eta / 60:.1f} min | "
                       f"{s['domain']}/{s['task_id']}{trial}: {s['status']} {score} ({s['duration_s']:.0f} s)"
                       + (f" {s['error'][:200]}" if s["error"] and s["status"] != "success" else ""), flush=True)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, BrokenPipeError):  # a signal, or whoever reads our output is gone
             interrupted = True
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
             signal.signal(signal.SIGINT, signal.SIG_IGN)
-            print("interrupted: stopping the environments (finished tasks are kept; rerun to complete)",
-                  file=sys.stderr, flush=True)
+            try:
+                print("interrupted: stopping the environments (finished tasks are kept; rerun to complete)",
+                      file=sys.stderr, flush=True)
+            except OSError:  # stderr is a pipe whose reader died (the usual reason for the signal): stop anyway
+                pass
             _stop_workers(procs)
         finally:
             for proc in procs:

@@ -137,6 +137,33 @@ def test_sigterm_mid_run_then_resume_and_noop(base_image, suite, tmp_path):
     assert timed.returncode == 0
 
 
+def test_sigterm_after_the_output_reader_died_still_stops_the_vms(base_image, suite, tmp_path):
+    """Killing what reads run.py's output (a wrapper, a pipeline) and then run.py must not leave a worker
+    running the rest of the queue: the interrupt message hits a broken pipe, and the VMs stop anyway."""
+    index, base = suite
+    proc = subprocess.Popen([sys.executable, "run.py", "--model", "oracle", "--path_to_vm", base_image.name,
+                             "--result_dir", str(tmp_path), "--test_all_meta_path", str(index),
+                             "--test_config_base_dir", str(base)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    ours: list[psutil.Process] = []
+    try:
+        deadline = time.monotonic() + 600
+        while not ours:
+            ours = qemu_below(proc.pid)
+            assert proc.poll() is None and time.monotonic() < deadline, "run.py exited before starting a VM"
+            time.sleep(0.2)
+        proc.stdout.close()  # the reader is gone: run.py's next write raises BrokenPipeError
+        proc.send_signal(signal.SIGTERM)
+        rc = proc.wait(timeout=20)  # it stops the VMs at once (unfixed: the worker ran on through the queue)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            for p in ours:
+                p.kill()
+    assert rc != 0
+    assert not [p for p in ours if p.is_running() and p.status() != psutil.STATUS_ZOMBIE], "QEMU left running"
+
+
 def test_model_client_solves_a_task_through_the_openai_wire(base_image, tmp_path):
     index = tmp_path / "evaluation_examples" / "test_gui.json"
     index.parent.mkdir()
