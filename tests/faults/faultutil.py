@@ -2,6 +2,7 @@
 import json
 import os
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -79,3 +80,15 @@ def qemu_pids(run_dir: Path) -> list[int]:
         if "qemu-system" in cmdline and str(run_dir) in cmdline:
             pids.append(int(proc.name))
     return pids
+
+
+def terminal_reading_into(env, path: str, title: str) -> None:
+    """Open a terminal titled ``title`` whose input goes to the guest file ``path``, and focus it."""
+    env.controller.execute(["rm", "-f", path])
+    env.controller.launch(["xfce4-terminal", "--title", title, "-x", "bash", "-c", f"cat > {path}"])
+    deadline = time.monotonic() + 60
+    while title not in env.controller.execute(["wmctrl", "-l"])["output"]:
+        assert time.monotonic() < deadline, f"no window {title}"
+        time.sleep(0.5)
+    env.controller.activate_window(title)
+    time.sleep(1.0)  # let the window manager hand it the focus before keys go there

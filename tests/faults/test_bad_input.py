@@ -12,7 +12,7 @@ import pytest
 
 from desktop_env.actions import MAX_TYPING_CHARS
 from desktop_env.errors import TaskConfigError
-from faultutil import DATA, QUICK_TASK
+from faultutil import DATA, QUICK_TASK, terminal_reading_into
 
 pytestmark = [pytest.mark.vm, pytest.mark.slow]
 
@@ -72,24 +72,13 @@ def test_wrong_computer_13_actions_are_reported(env, action, message):
     _works(env)
 
 
-def _terminal_reading_into(env, path: str, title: str) -> None:
-    env.controller.execute(["rm", "-f", path])
-    env.controller.launch(["xfce4-terminal", "--title", title, "-x", "bash", "-c", f"cat > {path}"])
-    deadline = time.monotonic() + 60
-    while title not in env.controller.execute(["wmctrl", "-l"])["output"]:
-        assert time.monotonic() < deadline, f"no window {title}"
-        time.sleep(0.5)
-    env.controller.activate_window(title)
-    time.sleep(1.0)  # let the window manager hand it the focus before keys go there
-
-
 def test_huge_and_non_ascii_typing(env):
     too_long = "x" * (MAX_TYPING_CHARS + 1)
     _, _, _, _, info = env.step({"action_type": "TYPING", "text": too_long})
     assert f"at most {MAX_TYPING_CHARS}" in info["error"]
     # A line mixing ASCII and non-ASCII is typed exactly.
     text = ("Grüße, naïve café ✓ 日本語 ½ € ß Ωμέγα; plain ascii 0123456789 - " * 5)[:300]
-    _terminal_reading_into(env, "/tmp/typed.txt", "typing-target")
+    terminal_reading_into(env, "/tmp/typed.txt", "typing-target")
     for action in ({"action_type": "TYPING", "text": text}, {"action_type": "PRESS", "key": "enter"},
                    {"action_type": "HOTKEY", "keys": ["ctrl", "d"]}):
         _, _, _, _, info = env.step(action)

@@ -4,6 +4,7 @@ import string
 import time
 
 import pytest
+from faultutil import terminal_reading_into
 
 pytestmark = [pytest.mark.vm, pytest.mark.slow]
 
@@ -34,15 +35,8 @@ def _text(length: int) -> str:
 def test_long_mixed_text_is_typed_exactly(env):
     text = _text(LENGTH)
     assert len(text) == LENGTH and set(NON_ASCII) <= set(text) and "\\" in text and "'" in text
-    path, title = "/tmp/typed-long.txt", "typing-long"
-    env.controller.execute(["rm", "-f", path])
-    env.controller.launch(["xfce4-terminal", "--title", title, "-x", "bash", "-c", f"cat > {path}"])
-    deadline = time.monotonic() + 60
-    while title not in env.controller.execute(["wmctrl", "-l"])["output"]:
-        assert time.monotonic() < deadline, f"no window {title}"
-        time.sleep(0.5)
-    env.controller.activate_window(title)
-    time.sleep(1.0)  # let the window manager hand it the focus before keys go there
+    path = "/tmp/typed-long.txt"
+    terminal_reading_into(env, path, "typing-long")
     started = time.monotonic()
     _, _, _, _, info = env.step(f"pyautogui.write({text + chr(10)!r}); pyautogui.hotkey('ctrl', 'd')")
     assert "error" not in info, info
