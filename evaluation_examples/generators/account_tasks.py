@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import random
 import uuid
 from pathlib import Path
+
+from base_counterparts import dump_json, retarget
+from data_batch1 import update_index
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "evaluation_examples" / "examples"
@@ -164,16 +166,6 @@ def snowflake_pair() -> dict:
     }
 
 
-def _fill(value, folder: str):
-    if isinstance(value, str):
-        return value.replace("{folder}", folder)
-    if isinstance(value, list):
-        return [_fill(v, folder) for v in value]
-    if isinstance(value, dict):
-        return {k: _fill(v, folder) for k, v in value.items()}
-    return value
-
-
 def write_pair(pair: dict) -> dict[str, str]:
     """Write both twins of ``pair``; returns guidance -> task id."""
     ids = {g: str(uuid.uuid5(NAMESPACE, f"{pair['app']}/{pair['name']}/{g}")) for g in ("verbose", "abstract")}
@@ -188,23 +180,20 @@ def write_pair(pair: dict) -> dict[str, str]:
             "id": tid, "snapshot": "base", "instruction": pair[guidance], "source": pair["source"],
             "related_apps": pair["related_apps"], "tags": ["cli", guidance, pair["category"], "account"],
             "action_number": pair["action_number"][n], "counterpart": other,
-            "config": _fill(pair["config"], rel), "evaluator": _fill(pair["evaluator"], rel),
+            "config": retarget(pair["config"], "{folder}", rel), "evaluator": retarget(pair["evaluator"], "{folder}", rel),
             "solution": pair["solution"],
         }
-        (folder / f"{tid}.json").write_text(json.dumps(task, indent=2, ensure_ascii=False) + "\n")
+        dump_json(folder / f"{tid}.json", task)
     return ids
 
 
 def main() -> None:
     written = [(pair["app"], write_pair(pair)) for pair in (bigquery_pair(), snowflake_pair())]
     for name, guidance in INDEXES.items():
-        path = ROOT / "evaluation_examples" / name
-        index = json.loads(path.read_text()) if path.exists() else {}
+        entries: dict[str, list[str]] = {}
         for app, ids in written:
-            for g, tid in ids.items():
-                if guidance in (None, g) and tid not in index.setdefault(app, []):
-                    index[app].append(tid)
-        path.write_text(json.dumps(index, indent=1) + "\n")  # the index files' layout
+            entries.setdefault(app, []).extend(tid for g, tid in ids.items() if guidance in (None, g))
+        update_index(name, entries)
     for app, ids in written:
         print(f"wrote {app}: {ids['verbose']} (verbose), {ids['abstract']} (abstract)")
 

@@ -15,6 +15,8 @@ import shutil
 import uuid
 from pathlib import Path
 
+from data_batch1 import update_index
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "evaluation_examples" / "examples"
 NAMESPACE = uuid.UUID("6b1f0c52-3d7e-4a09-9c1e-5e2f7a8b4d10")
@@ -76,18 +78,19 @@ VERBOSE = {
 INDEXES = ("test_all.json", "test_verbose.json", "test_non_account.json")
 
 
-def _dump(path: Path, data) -> None:
+def dump_json(path: Path, data) -> None:
+    """Write a task file in the layout of the committed ones."""
     path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
-def _retarget(value, old: str, new: str):
-    """Point every path inside the original task's folder at the twin's folder."""
+def retarget(value, old: str, new: str):
+    """``value`` (JSON: strings, lists, dicts) with ``old`` replaced by ``new`` in every string."""
     if isinstance(value, str):
         return value.replace(old, new)
     if isinstance(value, list):
-        return [_retarget(v, old, new) for v in value]
+        return [retarget(v, old, new) for v in value]
     if isinstance(value, dict):
-        return {k: _retarget(v, old, new) for k, v in value.items()}
+        return {k: retarget(v, old, new) for k, v in value.items()}
     return value
 
 
@@ -103,29 +106,26 @@ def make_twin(rel: str, instruction: str, action_number: int) -> tuple[str, str]
         if data.name != f"{tid}.json":
             shutil.copyfile(data, twin_dir / data.name)
     old, new = f"examples/{rel}/", f"examples/{app}/{twin_id}/"
-    twin = _retarget(original, old, new)
+    twin = retarget(original, old, new)
     twin["id"] = twin_id
     twin["instruction"] = instruction
     twin["tags"] = ["verbose" if t == "abstract" else t for t in original["tags"]]
     twin["action_number"] = action_number
     twin["counterpart"] = tid
-    _dump(twin_dir / f"{twin_id}.json", twin)
+    dump_json(twin_dir / f"{twin_id}.json", twin)
     if original.get("counterpart") != twin_id:
         original["counterpart"] = twin_id
-        _dump(src_dir / f"{tid}.json", original)
+        dump_json(src_dir / f"{tid}.json", original)
     return app, twin_id
 
 
 def main() -> None:
     twins = [make_twin(rel, text, n) for rel, (text, n) in VERBOSE.items()]
+    by_app: dict[str, list[str]] = {}
+    for app, twin_id in twins:
+        by_app.setdefault(app, []).append(twin_id)
     for name in INDEXES:
-        path = ROOT / "evaluation_examples" / name
-        index = json.loads(path.read_text())
-        for app, twin_id in twins:
-            ids = index.setdefault(app, [])
-            if twin_id not in ids:
-                ids.append(twin_id)
-        path.write_text(json.dumps(index, indent=1) + "\n")  # the index files' layout (data_batch1.update_index)
+        update_index(name, by_app)
     for app, twin_id in twins:
         print(f"wrote {app}/{twin_id}")
 
