@@ -19,7 +19,8 @@ as_user() { runuser -u user -- "$@"; }
 python3 /usr/local/lib/desktop-env/data/make_samples.py "$SAMPLES"
 chmod -R a+rX "$SHARE"
 cp -r --preserve=mode "$SHARE/home/." /home/user/
-mkdir -p /home/user/projects/data
+# (git keeps no empty directories: the dbt project's seeds/ exists only once this creates it)
+mkdir -p /home/user/projects/data /home/user/projects/dbt_duckdb/seeds
 cp "$SAMPLES"/csv/*.csv /home/user/projects/data/
 cp "$SAMPLES"/csv/*.csv /home/user/projects/dbt_duckdb/seeds/
 chown -R user:user /home/user
