@@ -29,6 +29,7 @@ TOOLS = {
     "dbt-postgres": ("start-postgres >/dev/null && cd ~/projects/dbt_postgres && dbt debug", 600),
     "dagster": ("start-dagster", 900),
     "airflow": ("start-airflow", 1200),
+    "superset": ("start-superset", 900),
 }
 
 

@@ -187,12 +187,7 @@ SUPERSET_ACTIONS: dict[str, Callable] = {
 }
 
 
-#: Superset is driven like Dagster, but no image ships it yet (docs/image.md: 6.1.0 does not start offline).
-SUPERSET_NOTE = ("Superset is not in any image of this project yet (see docs/image.md); the step runs "
-                 "when a Superset answers at `url` in the VM")
-
-
-@SETUP_STEPS.register(host_paths=("actions[].script_path",), status=UNAVAILABLE, note=SUPERSET_NOTE)
+@SETUP_STEPS.register(host_paths=("actions[].script_path",))
 def superset_webui_init(ctx: SetupContext, url: str = "http://localhost:8088", listening_port: int = 9222,
                         username: str = "admin", password: str = "admin", actions: list | None = None) -> None:
     """Open Superset in the VM's Chromium, sign in (``username``/``password``), then run ``actions``.
@@ -201,10 +196,7 @@ def superset_webui_init(ctx: SetupContext, url: str = "http://localhost:8088", l
     """
     step = "superset_webui_init"
     with cdp_browser(ctx, step) as browser:
-        try:
-            page = open_page(browser, url, step)
-        except SetupError as exc:
-            raise ToolNotInImage("Superset", step=step) from exc
+        page = open_page(browser, url, step)
         _superset_login(ctx, page, url, username=username, password=password)
         _run_actions(ctx, page, actions, SUPERSET_ACTIONS, step, url)
 

@@ -66,8 +66,8 @@ for i, (x, y) in enumerate(zip(a, b), 2):
         sys.exit(f"row {i} is {x}, expected {y}")
 PY
 }
-# duck DB SQL: run SQL on a DuckDB file, read-only, printing rows as a|b. Uses DuckDB 2 from a
-# venv: the duckdb command (duckdb-cli 1.5) cannot open files that DuckDB 2 (dbt, Dagster) wrote.
+# duck DB SQL: run SQL on a DuckDB file, read-only, printing rows as a|b. Uses the DuckDB library
+# of the jupyter venv (the same release as the duckdb command, dbt's and Dagster's; docs/image.md).
 duck() {
   /opt/venvs/jupyter/bin/python - "$1" "$2" <<'PY'
 import sys

@@ -206,8 +206,7 @@ echo EVAL_OK
                         "with the header month,revenue,orders: month as YYYY-MM-DD, revenue rounded to 2 decimals, "
                         "oldest month first.",
             "verbose": "Export a DuckDB table to CSV:\n"
-                       "1. The warehouse was written by DuckDB 2 (dbt's); the `duckdb` command on this machine is "
-                       "older and cannot open it. Use DuckDB 2 from Python: "
+                       "1. Open a Python with DuckDB (the `duckdb` command would do as well): "
                        "`/opt/venvs/jupyter/bin/python`.\n"
                        "2. In it: import duckdb; con = duckdb.connect('/home/user/projects/dbt_duckdb/"
                        "warehouse.duckdb', read_only=True)\n"

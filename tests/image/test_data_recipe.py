@@ -14,7 +14,7 @@ from desktop_env.image.recipe import PROFILES_DIR, Recipe
 
 DATA = PROFILES_DIR / "data"
 FILES = DATA / "files"
-TOOLS = ["postgres", "mariadb", "dagster", "airflow"]
+TOOLS = ["postgres", "mariadb", "dagster", "airflow", "superset"]
 MIRROR = "http://mirror.example/debian"
 
 

@@ -14,7 +14,7 @@ from desktop_env.providers.qemu.provider import QemuProvider
 
 pytestmark = [pytest.mark.vm, pytest.mark.slow, pytest.mark.data]
 
-SERVICES = ["postgresql@15-main", "mariadb", "desktop-env-dagster", "desktop-env-airflow"]
+SERVICES = ["postgresql@15-main", "mariadb", "desktop-env-dagster", "desktop-env-airflow", "desktop-env-superset"]
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +64,7 @@ def test_services_are_off_at_boot_and_helpers_installed(fresh):
     states = sh(fresh, "systemctl is-active " + " ".join(SERVICES) + " || true")["output"].split()
     assert states == ["inactive"] * len(SERVICES), states
     found = sh(fresh, "ls /usr/local/bin/start-* && command -v geany dbt psql mariadb")["output"]
-    for tool in ["postgres", "mariadb", "dagster", "airflow"]:
+    for tool in ["postgres", "mariadb", "dagster", "airflow", "superset"]:
         assert f"/usr/local/bin/start-{tool}" in found
     assert "/usr/bin/geany" in found and "/usr/local/bin/dbt" in found
 
@@ -113,3 +113,21 @@ def test_airflow_health_and_login(fresh):
                       "http://127.0.0.1:8080/auth/token")
     assert "access_token" in token["output"], token
 
+
+def test_superset_login_page_and_api(fresh):
+    start(fresh, "superset", 900)
+    page = sh(fresh, "curl -fsS -L http://127.0.0.1:8088/login/")
+    assert page["returncode"] == 0 and "Superset" in page["output"], page["output"][:500]
+    login = sh(fresh, "curl -fsS -H 'Content-Type: application/json' "
+                      "-d '{\"username\":\"admin\",\"password\":\"admin\",\"provider\":\"db\"}' "
+                      "http://127.0.0.1:8088/api/v1/security/login")
+    assert "access_token" in login["output"], login
+    cli = sh(fresh, "superset version", timeout_s=600)    # the CLI imports rich and cachetools (pinned in data.toml)
+    assert cli["returncode"] == 0, cli["output"][-2000:] + cli["error"][-2000:]
+
+
+def test_duckdb_command_reads_the_dbt_warehouse(fresh):
+    """One DuckDB release: the `duckdb` command opens the file dbt's library wrote at build time."""
+    rows = sh(fresh, "duckdb -readonly -noheader -csv ~/projects/dbt_duckdb/warehouse.duckdb "
+                     "'SELECT count(*) > 0 FROM monthly_revenue'")
+    assert rows["returncode"] == 0 and rows["output"].strip() == "true", rows

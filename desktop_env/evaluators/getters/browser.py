@@ -104,7 +104,7 @@ def get_html_check(ctx: SetupContext, src: str, dest: str, css_paths: list, shel
     return _verdicts(values, lambda v: any(v in t for t in texts))
 
 
-@GETTERS.register(status=UNAVAILABLE, note="Superset is not in any image of this project yet (see docs/image.md)")
+@GETTERS.register()
 def get_superset_localhost_page(ctx: SetupContext, url: str = "http://localhost:8088/superset/welcome",
                                 title: str = "superset") -> str:
     """Whether a tab shows Superset's home page: URL under ``url``, ``title`` in its title, the home link visible.

@@ -9,7 +9,7 @@ set -eu
 # Modes a git checkout does not keep.
 chmod 0440 /etc/sudoers.d/desktop-env-data
 chmod 0755 /usr/local/bin/start-postgres /usr/local/bin/start-mariadb /usr/local/bin/start-dagster \
-  /usr/local/bin/start-airflow
+  /usr/local/bin/start-airflow /usr/local/bin/start-superset
 
 SHARE=/usr/local/share/desktop-env/data
 SAMPLES=$SHARE/samples
@@ -20,7 +20,7 @@ python3 /usr/local/lib/desktop-env/data/make_samples.py "$SAMPLES"
 chmod -R a+rX "$SHARE"
 cp -r --preserve=mode "$SHARE/home/." /home/user/
 # (git keeps no empty directories: the dbt project's seeds/ exists only once this creates it)
-mkdir -p /home/user/projects/data /home/user/projects/dbt_duckdb/seeds
+mkdir -p /home/user/projects/data /home/user/projects/dbt_duckdb/seeds /home/user/.superset
 cp "$SAMPLES"/csv/*.csv /home/user/projects/data/
 cp "$SAMPLES"/csv/*.csv /home/user/projects/dbt_duckdb/seeds/
 chown -R user:user /home/user
@@ -79,6 +79,10 @@ systemctl disable postgresql.service mariadb.service >/dev/null 2>&1 || true
   /opt/venvs/dagster/bin/dagster definitions validate -w workspace.yaml)
 # Airflow: metadata database migrated.
 as_user sh -c 'set -a; . /etc/default/desktop-env-airflow; set +a; cd "$AIRFLOW_HOME"; exec /opt/venvs/airflow/bin/airflow db migrate'
+# Superset: metadata database, the admin account (admin / admin), default roles (through its Python
+# API, one process instead of three `superset` commands; see superset_init.py).
+(cd /home/user && as_user env SUPERSET_CONFIG_PATH=/etc/superset/superset_config.py \
+  /opt/venvs/superset/bin/python /usr/local/lib/desktop-env/data/superset_init.py)
 
 chown -R user:user /home/user
 rm -rf /tmp/pg-build.log /tmp/mariadb-build.log /run/postgresql/* /run/mysqld
