@@ -2,8 +2,8 @@
 
 Ten more task pairs on the ``data`` image, written as in ``data_batch1.py`` (verbose/abstract
 pairs; ``eval.sh`` evaluators printing ``EVAL_OK`` / ``EVAL_FAIL: why``): a generated column,
-a salary-history archive, e-mail domains in SQLite, an export from the dbt warehouse (which
-the image's ``duckdb`` command cannot open), a broken notebook to fix, schedules in Airflow
+a salary-history archive, e-mail domains in SQLite, an export from the dbt warehouse, a
+broken notebook to fix, schedules in Airflow
 and Dagster, a checksummed backup, and one infeasible request (a push with no network).
 """
 from __future__ import annotations
