@@ -22,7 +22,7 @@ def data_image():
     image = find_image("data")
     if image is None:
         pytest.skip("no `data` image in the cache; build it with: sudo desktop-env image build --profile data "
-                    "(about 20 min on a cached base layer)")
+                    "(13 min from an empty cache on a quiet 2-core host, see docs/image.md)")
     return image
 
 
