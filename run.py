@@ -37,7 +37,9 @@ ROOT = Path(__file__).resolve().parent
 #: Host-side errors (full or read-only disk, I/O error) that are infrastructure failures, not task errors.
 HOST_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO)
 #: Statuses a rerun does not repeat; ``infra_error`` is the only one it retries.
-FINAL_STATUSES = ("success", "agent_fail", "wrong_result", "parse_error", "timeout", "task_error")
+FINAL_STATUSES = ("success", "agent_fail", "wrong_result", "parse_error", "timeout", "task_error", "evaluator_error")
+#: Final statuses that carry no score and stay out of the success rate: the task or its grader is at fault.
+UNSCORED_STATUSES = ("task_error", "evaluator_error")
 BUILTIN_HELP = "oracle, noop, random, human"
 
 
@@ -322,7 +324,7 @@ def _infra_errors() -> tuple[type, ...]:
 def run_job(job: dict, args, agent, env_box: list, new_env) -> dict:
     """One task (one trial) with retries; writes status.json (and result.txt when final); returns the status."""
     from desktop_env.agents.llm import ModelAPIError
-    from desktop_env.errors import TaskConfigError
+    from desktop_env.errors import EvaluatorError, TaskConfigError
     from desktop_env.tasks import load_task
 
     folder = Path(job["folder"])
@@ -371,6 +373,14 @@ def run_job(job: dict, args, agent, env_box: list, new_env) -> dict:
                 signal.setitimer(signal.ITIMER_REAL, 0)
                 status.update(status="task_error", final=True, error=f"{type(exc).__name__}: {exc}")
                 log.error("task %s is broken: %s", job["task_id"], exc)
+                break
+            except EvaluatorError as exc:
+                # a grader bug: no score, so it never looks like the agent's failure
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                status.update(status="evaluator_error", final=True, score=None, error=str(exc),
+                              traceback=exc.traceback_tail, steps=_steps(folder))
+                log.error("task %s: the evaluator failed (not scored): %s\n%s", job["task_id"], exc,
+                          exc.traceback_tail)
                 break
             except infra as exc:
                 signal.setitimer(signal.ITIMER_REAL, 0)
@@ -549,7 +559,8 @@ def write_manifest(args, image: dict, started: str, finished: str | None, interr
 
 def group_stats(records: list[dict]) -> dict:
     """Mean score, success rate, pass@k, mean steps and time over ``records`` (final runs only)."""
-    scored = [r for r in records if r.get("final") and r.get("status") != "task_error" and r.get("score") is not None]
+    scored = [r for r in records
+              if r.get("final") and r.get("status") not in UNSCORED_STATUSES and r.get("score") is not None]
     by_task: dict = {}
     for r in scored:
         by_task.setdefault((r["domain"], r["task_id"]), []).append(r)
@@ -616,6 +627,8 @@ def summarize(args, records: list[dict], not_run: list[dict], excluded: int,
                              for r in records if r["status"] == "infra_error"],
             "task_errors": [{k: r.get(k) for k in ("domain", "task_id", "trial", "error")}
                             for r in records if r["status"] == "task_error"],
+            "evaluator_errors": [{k: r.get(k) for k in ("domain", "task_id", "trial", "error")}
+                                 for r in records if r["status"] == "evaluator_error"],
             "not_run": len(not_run), "excluded_account": excluded,
             "excluded_image": dict(wrong_image or {}), "written": now_iso()}
 
@@ -637,8 +650,8 @@ def format_summary(summary: dict) -> str:
         for name, s in summary[key].items():
             row(f"  {title}: {name}", s)
     lines.append("statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(summary["statuses"].items())))
-    for kind in ("infra_errors", "task_errors"):
-        if summary[kind]:
+    for kind in ("infra_errors", "task_errors", "evaluator_errors"):
+        if summary.get(kind):
             lines.append(f"{kind.replace('_', ' ')} (not in the scores):")
             lines += [f"  {e['domain']}/{e['task_id']} trial {e['trial']}: {str(e['error'])[:160]}" for e in summary[kind]]
     if summary["not_run"]:
@@ -819,7 +832,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\n" + format_summary(summary))
     if interrupted:
         return 130
-    return 1 if summary["infra_errors"] or summary["task_errors"] or not_run else 0
+    return 1 if summary["infra_errors"] or summary["task_errors"] or summary["evaluator_errors"] or not_run else 0
 
 
 if __name__ == "__main__":

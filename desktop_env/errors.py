@@ -118,3 +118,20 @@ class TaskConfigError(DesktopEnvError):
         self.field = field
         where = ", ".join(x for x in (f"file {path}" if path else "", f"field {field}" if field else "") if x)
         super().__init__(f"{where}: {message}" if where else message)
+
+
+class EvaluatorError(DesktopEnvError):
+    """A metric or getter raised an exception it should not have: a grader bug, not the agent's failure.
+
+    The harness records the task as ``evaluator_error`` (no score, left out of the success
+    rate) rather than as a wrong result.
+
+    Attributes:
+        where: what was running (``metric compare_table``, ``getter vm_file (result)``).
+        traceback_tail: the last lines of the traceback.
+    """
+
+    def __init__(self, where: str, cause: BaseException, traceback_tail: str = ""):
+        self.where = where
+        self.traceback_tail = traceback_tail
+        super().__init__(f"{where} raised {type(cause).__name__}: {cause}")

@@ -62,6 +62,9 @@ class Entry:
         accepted: every field the implementation accepts, or None when it takes ``**kwargs``.
         host_paths: fields holding host paths relative to the suite root or task folder;
             ``"files[].local_path"`` means each item's ``local_path`` in the list ``files``.
+        check: validates the fields' values when a task is loaded, ``check(fields)``; it
+            raises an error with a ``field`` attribute (the dotted path inside ``fields``)
+            for a value the implementation would reject when it runs.
     """
 
     name: str
@@ -71,6 +74,7 @@ class Entry:
     required: tuple[str, ...] = ()
     accepted: tuple[str, ...] | None = None
     host_paths: tuple[str, ...] = ()
+    check: Callable[[dict], None] | None = None
 
     def missing_fields(self, fields: dict) -> list[str]:
         """Required fields absent from ``fields``."""
@@ -103,8 +107,11 @@ class Registry:
     entries: dict[str, Entry] = field(default_factory=dict)
 
     def register(self, name: str | None = None, *, status: str = SUPPORTED, note: str = "",
-                 host_paths: tuple[str, ...] = (), aliases: tuple[str, ...] = ()) -> Callable:
+                 host_paths: tuple[str, ...] = (), aliases: tuple[str, ...] = (),
+                 check: Callable[[dict], None] | None = None) -> Callable:
         """Decorator adding a function under ``name`` (default: its name less ``strip_prefix``).
+
+        ``check`` validates a task's fields for this name at load time (see :class:`Entry`).
 
         Raises:
             ValueError: the name is already registered, or the status is unknown.
@@ -116,7 +123,7 @@ class Registry:
             key = name or func.__name__.removeprefix(self.strip_prefix)
             required, accepted = self._fields_of(func)
             for k in (key, *aliases):
-                self.add(Entry(k, func, status, note, required, accepted, tuple(host_paths)))
+                self.add(Entry(k, func, status, note, required, accepted, tuple(host_paths), check))
             return func
         return deco
 

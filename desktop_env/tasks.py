@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from desktop_env.errors import TaskConfigError
+from desktop_env.errors import DesktopEnvError, TaskConfigError
 
 logger = logging.getLogger(__name__)
 
@@ -224,7 +224,10 @@ class EvaluatorSpec:
                                path, f"evaluator.{key}")
                 if len(value) != n:
                     raise _err(f"has {len(value)} entries but func names {n} metrics", path, f"evaluator.{key}")
-                return [None if v is None else parse(v, f"evaluator.{key}[{i}]") for i, v in enumerate(value)]
+                # an empty object in a list means "no getter here" (real task files write {} for
+                # a metric that needs no expected value)
+                return [None if v is None or (v == {} and key in ("result", "expected"))
+                        else parse(v, f"evaluator.{key}[{i}]") for i, v in enumerate(value)]
             return [parse(value, f"evaluator.{key}")]
 
         results = per_metric("result", lambda v, w: GetterSpec.from_json(v, path, w))
@@ -361,7 +364,8 @@ class TaskSpec:
             for i, name in enumerate(ev.funcs):
                 where = f"[{i}]" if ev.listed else ""
                 entry = reg.METRICS.get(name, path=self.path, field=f"evaluator.func{where}")
-                self._check_fields(entry, ev.options[i], f"evaluator.options{where}", "option")
+                self._check_fields(entry, ev.options[i], f"evaluator.options{where}", "option", strict=True)
+                self._check_values(entry, ev.options[i], f"evaluator.options{where}")
                 for key, getters in (("result", ev.results), ("expected", ev.expecteds)):
                     g = getters[i]
                     if g is None:
@@ -372,6 +376,7 @@ class TaskSpec:
         if self.evaluation is not None:
             entry = reg.EVAL_DISPATCH.get(self.evaluation.name, path=self.path, field="evaluation.func")
             self._check_fields(entry, self.evaluation.params, "evaluation.arguments", "argument")
+            self._check_values(entry, self.evaluation.params, "evaluation.arguments")
             self._check_host_paths(entry, self.evaluation.params, "evaluation.arguments")
 
     def _check_step(self, step: StepSpec, where: str) -> None:
@@ -386,20 +391,38 @@ class TaskSpec:
         self._check_fields(entry, step.params, f"{where}.{key}", "parameter")
         self._check_host_paths(entry, step.params, f"{where}.{key}")
 
-    def _check_fields(self, entry, fields: dict, where: str, what: str) -> None:
+    def _check_fields(self, entry, fields: dict, where: str, what: str, strict: bool = False) -> None:
+        """Required fields present; unknown ones warn, or (``strict``, metric options) fail: an
+        option the metric does not take would silently change what it scores."""
         missing = entry.missing_fields(fields)
         if missing:
             raise _err(f"{entry.name!r} needs {what} {missing[0]!r}", self.path, f"{where}.{missing[0]}")
         for name, close in entry.unknown_fields(fields):
             hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+            if strict:
+                raise _err(f"{entry.name!r} does not take {what} {name!r}{hint} (it takes: "
+                           f"{', '.join(entry.accepted) or 'none'})", self.path, f"{where}.{name}")
             self._warn(f"{entry.name!r} does not take {what} {name!r}, it will be ignored{hint}",
                        f"{where}.{name}")
+
+    def _check_values(self, entry, fields: dict, where: str) -> None:
+        """Run the entry's own value check (e.g. every ``compare_table`` rule and match method)."""
+        if entry.check is None:
+            return
+        try:
+            entry.check(fields)
+        except (ValueError, TypeError, DesktopEnvError) as exc:
+            sub = getattr(exc, "field", None)
+            message = str(exc)
+            if sub and message.startswith(f"{sub}: "):
+                message = message[len(sub) + 2:]
+            raise _err(f"{entry.name!r}: {message}", self.path, f"{where}.{sub}" if sub else where) from exc
 
     def _check_host_paths(self, entry, fields: dict, where: str) -> None:
         for spec in entry.host_paths:
             for value, dotted in _values_at(fields, spec, where):
-                if not isinstance(value, str) or is_remote_url(value):
-                    continue
+                if not isinstance(value, str) or is_remote_url(value) or runtime_cache_part(value) is not None:
+                    continue  # URLs are fetched, cache/ files are made during the run
                 self.resolve_path(value, field_=dotted)
 
     # ------------------------------------------------------------------ paths
@@ -599,6 +622,23 @@ class TaskSpec:
 def is_remote_url(value: str) -> bool:
     """True for http(s)/ftp URLs (fetched, never resolved as task files)."""
     return bool(re.match(r"^(https?|ftp)://", value, re.IGNORECASE))
+
+
+#: Task files of the existing suites name files that an earlier step put in the run-time cache
+#: folder (``cache/<task id>/<name>``, e.g. a download) by this prefix.
+RUNTIME_CACHE_PREFIX = "cache/"
+
+
+def runtime_cache_part(value: str, task_id: str | None = None) -> str | None:
+    """For a path in the run-time cache (``cache/<task id>/x`` or ``cache/x``), the part inside
+    the task's cache folder (``x``); None for any other path."""
+    if not isinstance(value, str) or not value.startswith(RUNTIME_CACHE_PREFIX):
+        return None
+    rest = value[len(RUNTIME_CACHE_PREFIX):]
+    head, _, tail = rest.partition("/")
+    if tail and (head == task_id or (task_id is None and _UUID_RE.match(head))):
+        return tail
+    return rest
 
 
 def strip_file_scheme(value: str) -> str:

@@ -158,3 +158,63 @@ def test_tasks_for_another_image_profile_are_skipped_with_the_flag_to_use(run_py
     assert skipped == {}
     runnable, skipped = run_py.split_by_image(jobs, {"error": "no image"})
     assert len(runnable) == 4 and skipped == {}
+
+
+class _HostOnlyEnv:
+    """The env contract run_job uses, scoring with the real evaluator on a task whose getters stay on the host."""
+
+    def __init__(self, cache_dir):
+        self.cache_dir, self.task = cache_dir, None
+
+    def reset(self, options=None):
+        if options:
+            self.task = options["task_config"]
+        return {}, {}
+
+    def screenshot_png(self):
+        return b"\x89PNG\r\n\x1a\n"
+
+    def step(self, action):
+        from desktop_env.configs.base import SetupContext
+        from desktop_env.evaluators.evaluator import evaluate
+
+        ctx = SetupContext(controller=None, task=self.task, cache_dir=self.cache_dir)
+        return {}, evaluate(self.task, ctx, last_action=action), True, False, {}
+
+    def close(self):
+        pass
+
+
+def test_a_crashing_metric_is_an_evaluator_error_not_a_wrong_result(run_py, tmp_path):
+    """A grader bug: status evaluator_error with the traceback's tail, no result.txt, out of the success rate."""
+    from desktop_env.agents.simple import NoopAgent
+    from desktop_env.registry import METRICS
+
+    def crashing(result, expected) -> float:
+        return {"a": 1.0}[result]
+    METRICS.register("test_run_py_crashing_metric")(crashing)
+    try:
+        task_dir = tmp_path / "suite/evaluation_examples/examples/os" / OS_TASK
+        task_dir.mkdir(parents=True)
+        (task_dir / f"{OS_TASK}.json").write_text(json.dumps({
+            "id": OS_TASK, "instruction": "x", "config": [],
+            "evaluator": {"func": "test_run_py_crashing_metric", "result": {"type": "rule", "rules": "b"}}}))
+        args = args_for(run_py, tmp_path, {"os": [OS_TASK]}, "--model", "noop")
+        folder = tmp_path / "results/os" / OS_TASK
+        job = {"task_id": OS_TASK, "domain": "os", "trial": 1, "folder": str(folder),
+               "path": str(task_dir / f"{OS_TASK}.json")}
+        status = run_py.run_job(job, args, NoopAgent(), [_HostOnlyEnv(tmp_path / "cache")], None)
+    finally:
+        del METRICS.entries["test_run_py_crashing_metric"]
+    assert status["status"] == "evaluator_error" and status["final"] and status["score"] is None
+    assert "metric test_run_py_crashing_metric raised KeyError" in status["error"]
+    assert "KeyError" in status["traceback"]
+    written = json.loads((folder / "status.json").read_text())
+    assert written["status"] == "evaluator_error" and "KeyError" in written["traceback"]
+    assert not (folder / "result.txt").exists()
+    summary = run_py.summarize(args, [{**record("t", "success", 1.0), "final": True},
+                                      {**job, **written, "tags": []}], [], 0)
+    assert summary["overall"]["success_rate"] == 1.0 and summary["overall"]["runs"] == 1
+    assert summary["statuses"] == {"success": 1, "evaluator_error": 1}
+    assert summary["evaluator_errors"][0]["task_id"] == OS_TASK
+    assert "evaluator errors (not in the scores):" in run_py.format_summary(summary)

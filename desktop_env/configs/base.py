@@ -89,11 +89,21 @@ class SetupContext:
             self.suite_root = Path(self.suite_root)
 
     def resolve(self, rel: str) -> Path:
-        """A host path named in the task, resolved against the suite root then the task folder.
+        """A host path named in the task, resolved against the suite root then the task folder;
+        ``cache/<task id>/x`` (or ``cache/x``) is ``x`` in this session's cache folder.
 
         Raises:
-            desktop_env.tasks.TaskFileNotFound: neither exists (the message lists what was tried).
+            desktop_env.tasks.TaskFileNotFound: it does not exist (the message lists what was tried).
         """
+        from desktop_env.tasks import TaskFileNotFound, runtime_cache_part
+
+        inner = runtime_cache_part(rel, getattr(self.task, "id", None))
+        if inner is not None:
+            path = self.cache_path(inner)
+            if not path.exists():
+                raise TaskFileNotFound(f"file {rel!r} is not in the run-time cache (no earlier step made it)",
+                                       [path], path=None if self.task.path is None else str(self.task.path))
+            return path
         return self.task.resolve_path(rel, suite_root=self.suite_root)
 
     def cache_path(self, name: str) -> Path:

@@ -217,3 +217,10 @@ def metabase_webui_init(ctx: SetupContext, **params) -> None:
 def astro_webui_init(ctx: SetupContext, **params) -> None:
     """Astro web UI setup: the tool is not in any image, so this always fails clearly."""
     raise ToolNotInImage("Astro (Astronomer CLI/Airflow)", step="astro_webui_init")
+
+
+@SETUP_STEPS.register(status=UNAVAILABLE, note="refreshes the Astro (Astronomer) web UI, which is not in any image "
+                                               "of this project")
+def astro_refresh_page(ctx: SetupContext, **params) -> None:
+    """Reload the Astro web UI's page (a postconfig step): the tool is not in any image, so this always fails clearly."""
+    raise ToolNotInImage("Astro (Astronomer CLI/Airflow)", step="astro_refresh_page")

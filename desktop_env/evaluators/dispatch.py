@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 from desktop_env.configs.base import SetupContext
 from desktop_env.evaluators.getters.file import get_vm_file, get_vm_script_output
@@ -24,7 +24,7 @@ FILE_VS_FILE = (
 FILE_VS_RULES = ("check_yaml_file", "is_jupyter_cell_executed", "are_jupyter_outputs_cleared")
 
 
-def fetch_vm_result(agent: SetupContext, vm_result: str) -> str | None:
+def fetch_vm_result(agent: SetupContext, vm_result: str) -> Path | None:
     """Copy ``vm_result`` out of the VM into the cache; its local path, or None when it is missing."""
     return get_vm_file(agent, vm_result, PurePosixPath(vm_result).name or "result")
 
@@ -40,7 +40,7 @@ def _file_vs_file(metric_name: str):
 
     def evaluator(task, agent: SetupContext, vm_result: str, local_expected: str | None = None, **options) -> float:
         result = fetch_vm_result(agent, vm_result)
-        expected = None if local_expected is None else str(agent.resolve(local_expected))
+        expected = None if local_expected is None else agent.resolve(local_expected)
         return float(metric(result, expected, **options))
     evaluator.__signature__ = inspect.Signature(
         [inspect.Parameter("task", _KW), inspect.Parameter("agent", _KW), inspect.Parameter("vm_result", _KW),

@@ -3,11 +3,14 @@ from __future__ import annotations
 
 import logging
 import math
+import traceback
+from pathlib import Path
 from typing import Any
 
 from desktop_env.configs.base import NotSupportedError, SetupContext, SetupError
 from desktop_env.configs.dispatch import run_steps
-from desktop_env.errors import TaskConfigError
+from desktop_env.errors import DesktopEnvError, EvaluatorError, TaskConfigError
+from desktop_env.evaluators.metrics.utils import MetricError
 from desktop_env.registry import EVAL_DISPATCH, GETTERS, METRICS, Entry
 from desktop_env.tasks import EvaluatorSpec, GetterSpec, TaskSpec
 
@@ -52,12 +55,21 @@ def _kwargs(entry: Entry, fields: dict) -> dict:
     return {k: v for k, v in fields.items() if k in entry.accepted}
 
 
+def _traceback_tail(limit: int = 25) -> str:
+    """The last ``limit`` lines of the exception being handled."""
+    return "".join(traceback.format_exc().splitlines(keepends=True)[-limit:])
+
+
 def run_getter(ctx: SetupContext, spec: GetterSpec | None, side: str = "result") -> Any:
     """Run one getter; None for no getter.
 
-    On the result side a failure to fetch (missing file, VM error) gives None, which metrics
-    score 0; on the expected side every failure propagates (it is the task's fault, not the
-    agent's). A getter that cannot run at all (account, tool not in image) always propagates.
+    On the result side a failure to fetch (missing file, VM or cloud error) gives None, which
+    metrics score 0, and the log says why. On the expected side such a failure propagates
+    (it is the task's fault, not the agent's). A getter that cannot run at all (account,
+    tool not in image, a task file that is missing) always propagates.
+
+    Raises:
+        EvaluatorError: the getter raised something other than a fetch failure (a bug in it).
     """
     if spec is None:
         return None
@@ -66,16 +78,47 @@ def run_getter(ctx: SetupContext, spec: GetterSpec | None, side: str = "result")
         return entry.func(ctx, **_kwargs(entry, spec.fields))
     except (NotSupportedError, TaskConfigError, SetupError):
         raise
-    except Exception as exc:
+    except (OSError, DesktopEnvError) as exc:  # the thing to fetch is missing or unreadable
         if side == "expected":
             raise
         logger.warning("result getter %s failed (scored as missing): %s", spec.type, exc)
         return None
+    except Exception as exc:
+        raise EvaluatorError(f"getter {spec.type} ({side})", exc, _traceback_tail()) from exc
+
+
+def _call_metric(name: str, entry: Entry, where: str, task: TaskSpec, *args, **kwargs) -> float:
+    """Call a metric (or a whole evaluator); its errors become task or evaluator errors.
+
+    Raises:
+        TaskConfigError: the metric rejected its options or the expected side (``MetricError``).
+        EvaluatorError: any other exception (a grader bug).
+    """
+    try:
+        return clamp_score(entry.func(*args, **kwargs))
+    except MetricError as exc:
+        raise TaskConfigError(f"{name}: {exc}", path=None if task.path is None else str(task.path),
+                              field=where) from exc
+    except (TaskConfigError, SetupError):
+        raise
+    except Exception as exc:
+        raise EvaluatorError(f"metric {name}", exc, _traceback_tail()) from exc
+
+
+def _missing_result(spec: GetterSpec | None, result: Any) -> str | None:
+    """Why a result is missing or unreadable (what the log says about a 0), or None when it is there."""
+    if spec is None:
+        return None
+    if result is None:
+        return f"the result getter {spec.type} found nothing"
+    if isinstance(result, Path) and not result.is_file():
+        return f"the result {result} is {'a folder' if result.is_dir() else 'missing'}, not a file"
+    return None
 
 
 def _preview(value: Any, limit: int = 300) -> str:
     """A short one-line view of a getter's result for the log (text results are what tasks print)."""
-    text = value if isinstance(value, str) else repr(value)
+    text = value if isinstance(value, str) else str(value) if isinstance(value, Path) else repr(value)
     text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit] + "..."
 
@@ -86,7 +129,11 @@ def _evaluate_metrics(ev: EvaluatorSpec, ctx: SetupContext) -> float:
         entry = METRICS.get(name)
         result = run_getter(ctx, ev.results[i], "result")
         expected = run_getter(ctx, ev.expecteds[i], "expected")
-        score = clamp_score(entry.func(result, expected, **_kwargs(entry, ev.options[i])))
+        where = f"evaluator.options[{i}]" if ev.listed else "evaluator.options"
+        missing = _missing_result(ev.results[i], result)
+        if missing:
+            logger.warning("metric %s: %s; it scores 0", name, missing)
+        score = _call_metric(name, entry, where, ctx.task, result, expected, **_kwargs(entry, ev.options[i]))
         logger.info("metric %s -> %.3f (result: %s)", name, score, _preview(result))
         scores.append(score)
         # short-circuit as the format defines: a 0 under "and" or a 1 under "or" decides
@@ -115,7 +162,10 @@ def evaluate(task: TaskSpec, ctx: SetupContext, last_action: Any = None) -> floa
 
     Raises:
         SetupError: postconfig failed, or a step/getter cannot run here (account, missing tool).
-        TaskConfigError: the expected side names a task file that is missing.
+        TaskConfigError: the expected side names a task file that is missing, or a metric
+            rejected its options or the expected file.
+        EvaluatorError: a metric or getter raised anything else (a grader bug: the harness
+            records ``evaluator_error``, not a score).
     """
     failed = is_fail(last_action)
     if task.evaluation is not None:
@@ -125,7 +175,8 @@ def evaluate(task: TaskSpec, ctx: SetupContext, last_action: Any = None) -> floa
         if failed:
             return 0.0
         entry = EVAL_DISPATCH.get(name)
-        return clamp_score(entry.func(task=task, agent=ctx, **_kwargs(entry, task.evaluation.params)))
+        return _call_metric(name, entry, "evaluation.arguments", task, task=task, agent=ctx,
+                            **_kwargs(entry, task.evaluation.params))
     ev = task.evaluator
     if all(f == INFEASIBLE for f in ev.funcs):
         return 1.0 if failed else 0.0

@@ -16,7 +16,8 @@ from desktop_env.report.actions import action_parts, summarize
 logger = logging.getLogger(__name__)
 
 #: Every status ``status.json`` may hold; all but ``success`` are failure kinds.
-STATUSES = ("success", "wrong_result", "agent_fail", "parse_error", "timeout", "infra_error", "task_error")
+STATUSES = ("success", "wrong_result", "agent_fail", "parse_error", "timeout", "infra_error", "task_error",
+            "evaluator_error")
 FAILURE_KINDS = STATUSES[1:]
 #: Scores at or above this count as a success when a folder has no status.json.
 SUCCESS_SCORE = 1.0 - 1e-9

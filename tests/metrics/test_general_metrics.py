@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -10,6 +11,7 @@ from desktop_env.evaluators.metrics.general import (
     diff_text_file, exact_match, infeasible, is_expected_url_pattern_match, is_not_in_list, literal_match,
 )
 from desktop_env.evaluators.metrics.utils import MetricError
+from desktop_env.evaluators.values import GuestText
 
 
 def write(tmp_path, name, text):
@@ -34,7 +36,22 @@ class TestCheckIncludeExclude:
         assert check_include_exclude(None, self.RULES) == 0.0
 
     def test_reads_a_result_file(self, tmp_path):
-        assert check_include_exclude(write(tmp_path, "out.txt", "succeed"), self.RULES) == 1.0
+        """Getters hand files over as Path objects: their content is scored."""
+        assert check_include_exclude(Path(write(tmp_path, "out.txt", "succeed")), self.RULES) == 1.0
+        assert check_include_exclude(Path(write(tmp_path, "out.txt", "failed")), self.RULES) == 0.0
+
+    def test_text_naming_a_host_file_is_scored_as_text(self, tmp_path):
+        """What the guest prints must never make the host read its own files."""
+        secret = write(tmp_path, "host_secret.txt", "succeed")
+        assert check_include_exclude(secret, self.RULES) == 0.0
+        assert check_include_exclude(GuestText(secret), self.RULES) == 0.0
+        assert check_include_exclude(GuestText(secret), {"include": [secret]}) == 1.0
+
+    def test_guest_text_is_never_a_path_for_file_metrics(self, tmp_path):
+        gold = write(tmp_path, "gold.txt", "same")
+        other = write(tmp_path, "host.txt", "same")
+        assert compare_text_file(Path(other), Path(gold)) == 1.0
+        assert compare_text_file(GuestText(other), Path(gold)) == 0.0
 
     def test_bad_rules_are_an_error(self):
         with pytest.raises(MetricError):

@@ -96,3 +96,56 @@ def test_helpers():
     assert clamp_score(True) == 1.0 and clamp_score(None) == 0.0 and clamp_score(float("nan")) == 0.0
     assert clamp_score(3) == 1.0 and clamp_score(-1) == 0.0 and clamp_score("x") == 0.0
     assert is_fail("fail") and is_fail({"action_type": "FAIL"}) and not is_fail("DONE") and not is_fail(None)
+
+
+# -- what a crash inside the evaluator becomes --------------------------------------------------
+@pytest.fixture
+def crashing_metric():
+    """A metric with a real bug (a KeyError on its own data), registered for the test only."""
+    from desktop_env.registry import METRICS
+
+    def crashing(result, expected) -> float:
+        return {"a": 1.0}[result]
+    METRICS.register("test_crashing_metric")(crashing)
+    yield "test_crashing_metric"
+    del METRICS.entries["test_crashing_metric"]
+
+
+def test_a_metric_that_crashes_is_an_evaluator_error_with_its_traceback(suite, tmp_path, crashing_metric):
+    from desktop_env.errors import EvaluatorError
+
+    t = task(suite, {"func": crashing_metric, "result": {"type": "rule", "rules": "b"}})
+    with pytest.raises(EvaluatorError, match="metric test_crashing_metric raised KeyError") as ei:
+        evaluate(t, ctx_for(t, tmp_path), last_action="DONE")
+    assert "KeyError" in ei.value.traceback_tail and "crashing" in ei.value.traceback_tail
+    t_ok = task(suite, {"func": crashing_metric, "result": {"type": "rule", "rules": "a"}})
+    assert evaluate(t_ok, ctx_for(t_ok, tmp_path), last_action="DONE") == 1.0
+
+
+def test_a_metric_rejecting_its_options_or_expected_file_is_a_task_error(suite, tmp_path):
+    from desktop_env.errors import TaskConfigError
+
+    ev = {"func": "check_yaml_file", "result": {"type": "local_file", "path": "a.yml"},
+          "expected": {"type": "rule", "rules": {"rules": "not a list"}}}
+    t = task(suite, ev, files={"a.yml": "a: 1\n"})
+    with pytest.raises(TaskConfigError, match="check_yaml_file") as ei:
+        evaluate(t, ctx_for(t, tmp_path))
+    assert ei.value.field == "evaluator.options" and str(t.path) in str(ei.value)
+
+
+def test_a_missing_or_unreadable_result_scores_zero_and_logs_why(suite, tmp_path, caplog):
+    ev = {"func": "compare_csv", "result": {"type": "cache_file", "path": "out.csv"},
+          "expected": {"type": "local_file", "path": "gold.csv"}}
+    t = task(suite, ev, files={"gold.csv": GOLD})
+    ctx = ctx_for(t, tmp_path)
+    with caplog.at_level("WARNING"):
+        assert evaluate(t, ctx) == 0.0
+    assert any("result getter cache_file found nothing" in r.getMessage() for r in caplog.records)
+    caplog.clear()
+    (ctx.cache_dir / "out.csv").mkdir()  # there, but a folder: unreadable as a CSV
+    with caplog.at_level("WARNING"):
+        assert evaluate(t, ctx) == 0.0
+    assert any("is a folder, not a file" in r.getMessage() for r in caplog.records)
+    (ctx.cache_dir / "out.csv").rmdir()
+    (ctx.cache_dir / "out.csv").write_text(GOLD)
+    assert evaluate(t, ctx) == 1.0

@@ -150,7 +150,7 @@ class TestUnrunnable:
 
 class TestHostGetters:
     def test_local_file(self, ctx):
-        assert get_local_file(ctx, path="data/payload.bin").endswith("payload.bin")
+        assert get_local_file(ctx, path="data/payload.bin").name == "payload.bin"
         with pytest.raises(TaskFileNotFound):
             get_local_file(ctx, path="data/none.bin")
 
@@ -161,7 +161,15 @@ class TestHostGetters:
     def test_cache_file(self, ctx):
         assert get_cache_file(ctx, path="out.txt") is None
         (ctx.cache_dir / "out.txt").write_text("x")
-        assert get_cache_file(ctx, path="out.txt") == str(ctx.cache_dir / "out.txt")
+        assert get_cache_file(ctx, path="out.txt") == (ctx.cache_dir / "out.txt").resolve()
+
+    def test_runtime_cache_paths_resolve_in_the_session_cache(self, ctx):
+        """``cache/<task id>/x`` and ``cache/x`` (files an earlier step downloaded) name the session's cache."""
+        with pytest.raises(TaskFileNotFound, match="run-time cache"):
+            get_local_file(ctx, path=f"cache/{ctx.task.id}/gold.csv")
+        (ctx.cache_dir / "gold.csv").write_text("a\n1\n")
+        for rel in (f"cache/{ctx.task.id}/gold.csv", "cache/gold.csv"):
+            assert get_local_file(ctx, path=rel).read_text() == "a\n1\n"
 
     def test_rule_and_list(self, ctx):
         assert GETTERS["rule"](ctx, rules={"a": 1}) == {"a": 1}

@@ -161,11 +161,42 @@ class TestErrors:
             TaskSpec.from_json(minimal(config=[{"parameters": {}}]))
         assert ei.value.field == "config[0].type"
 
-    def test_unknown_option_warns_with_suggestion(self):
+    def test_unknown_metric_option_is_an_error_with_suggestion(self):
+        """An option the metric does not take would be ignored and change what it scores: it fails to load."""
         task = minimal(evaluator={"func": "compare_text_file", "result": {"type": "rule", "rules": "a"},
                                   "expected": {"type": "rule", "rules": "a"}, "options": {"ignore_blank": True}})
+        with pytest.raises(TaskConfigError, match="ignore_blanks") as err:
+            TaskSpec.from_json(task)
+        assert err.value.field == "evaluator.options.ignore_blank"
+
+    def test_unknown_metric_option_in_a_list_names_its_index(self):
+        task = minimal(evaluator={"func": ["exact_match", "compare_text_file"], "conj": "and",
+                                  "result": [{"type": "rule", "rules": "a"}, {"type": "rule", "rules": "a"}],
+                                  "expected": [{"type": "rule", "rules": "a"}, {"type": "rule", "rules": "a"}],
+                                  "options": [{}, {"ignore_casing": True}]})
+        with pytest.raises(TaskConfigError) as err:
+            TaskSpec.from_json(task)
+        assert err.value.field == "evaluator.options[1].ignore_casing"
+
+    def test_unknown_step_parameter_only_warns(self):
+        task = minimal(config=[{"type": "sleep", "parameters": {"seconds": 1, "secs": 2}}])
         t = TaskSpec.from_json(task)
-        assert any("ignore_blank" in w and "ignore_blanks" in w for w in t.warnings)
+        assert any("secs" in w for w in t.warnings)
+
+    def test_empty_object_in_an_expected_list_means_no_expected_value(self):
+        task = minimal(evaluator={"func": ["check_file_existence", "exact_match"], "conj": "and",
+                                  "result": [{"type": "rule", "rules": "a"}, {"type": "rule", "rules": "a"}],
+                                  "expected": [{}, {"type": "rule", "rules": "a"}]})
+        t = TaskSpec.from_json(task)
+        assert t.evaluator.expecteds[0] is None and t.evaluator.expecteds[1].type == "rule"
+        assert t.to_json()["evaluator"]["expected"][0] is None
+
+    def test_a_runtime_cache_path_is_not_reported_missing(self, tmp_path):
+        """``cache/<task id>/x`` names a file an earlier step downloads during the run."""
+        task = minimal(config=[{"type": "upload_file", "parameters": {"files": [
+            {"local_path": f"cache/{TID}/in.csv", "path": "/home/user/in.csv"}]}}])
+        t = TaskSpec.from_json(task, path=tmp_path / "t.json")
+        assert t.config[0].name == "upload_file"
 
 
 class TestPaths:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import logging
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 from desktop_env.cloud.base import CloudNotFound
 from desktop_env.configs.accounts import (DOCS, VENDORS, WORKARENA_MISSING, bigquery_for, dbt_cloud_for,
@@ -45,7 +45,7 @@ def get_bigquery_table_to_csv(ctx: SetupContext, dataset_id: str, table_id: str,
                 raise
             logger.info("%s: %s.%s not readable (scored as missing): %s", name, dataset_id, table_id, exc)
             return None
-    return str(write_csv(rows, ctx.cache_path(dest)))
+    return Path(write_csv(rows, ctx.cache_path(dest)))
 
 
 @GETTERS.register(status=ACCOUNT, note=_note("bigquery"), host_paths=("sql",))
@@ -74,7 +74,7 @@ def get_bigquery_sql_result_to_csv(ctx: SetupContext, sql: str, dest: str, confi
                 raise
             logger.info("%s: query failed (scored as missing): %s", name, exc)
             return None
-    return str(write_csv(rows, ctx.cache_path(dest)))
+    return Path(write_csv(rows, ctx.cache_path(dest)))
 
 
 @GETTERS.register(status=ACCOUNT, note=_note("bigquery"))
@@ -120,7 +120,7 @@ def get_snowflake_table_to_csv(ctx: SetupContext, database: str, table: str, sch
 
     def run(sf):
         header, rows = sf.execute(f"SELECT * FROM {tb}")
-        return str(write_csv(rows, ctx.cache_path(dest or f"{table}.csv"), header if include_header else None))
+        return Path(write_csv(rows, ctx.cache_path(dest or f"{table}.csv"), header if include_header else None))
     return _snowflake_query(ctx, settings_file, name, run, database=database, schema=schema)
 
 
@@ -146,7 +146,7 @@ def get_snowflake_execution_result(ctx: SetupContext, sql_command: str | None = 
         header, rows = sf.execute(sql)
         header = header if include_header else []
         if dest:
-            return str(write_csv(rows, ctx.cache_path(dest), header))
+            return Path(write_csv(rows, ctx.cache_path(dest), header))
         if return_string:
             return rows_as_text(header, rows)
         return str(([tuple(header)] if header else []) + rows)
@@ -243,7 +243,7 @@ def get_dbt_job_info(ctx: SetupContext, name: str = "New Job", fields: list | No
 
 
 @GETTERS.register()
-def get_dbt_profiles(ctx: SetupContext, dirs: list, dest: str) -> str | None:
+def get_dbt_profiles(ctx: SetupContext, dirs: list, dest: str) -> Path | None:
     """The first ``profiles.yml`` found in the VM folders ``dirs`` (``$VAR`` is expanded by the
     VM's login shell), copied into the cache; None when there is none. No account needed."""
     from desktop_env.evaluators.getters.file import get_vm_file
@@ -285,7 +285,7 @@ def get_googlesheet_active_file(ctx: SetupContext, dest: str, settings_file: str
             return None
     target = ctx.cache_path(dest)
     target.write_bytes(data)
-    return str(target)
+    return target
 
 
 # -- not available -------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from pathlib import Path, PurePosixPath
 from desktop_env.configs.base import SetupContext
 from desktop_env.configs.steps import script_command
 from desktop_env.errors import GuestServerError
+from desktop_env.evaluators.values import GuestText
 from desktop_env.registry import GETTERS
 from desktop_env.tasks import is_remote_url
 
@@ -14,7 +15,7 @@ logger = logging.getLogger(__name__)
 
 
 @GETTERS.register(host_paths=("path",))
-def get_local_file(ctx: SetupContext, path: str, dest: str | None = None) -> str:
+def get_local_file(ctx: SetupContext, path: str, dest: str | None = None) -> Path:
     """A task file on the host (a gold CSV, a notebook, ...) as a local path.
 
     Args:
@@ -26,11 +27,11 @@ def get_local_file(ctx: SetupContext, path: str, dest: str | None = None) -> str
         from desktop_env.configs.steps import fetch_bytes
         target = ctx.cache_path(dest or PurePosixPath(path).name or "download")
         target.write_bytes(fetch_bytes(path, ctx))
-        return str(target)
-    return str(ctx.resolve(path))
+        return target
+    return ctx.resolve(path)
 
 
-def _fetch_one(ctx: SetupContext, vm_path: str, dest: str) -> str | None:
+def _fetch_one(ctx: SetupContext, vm_path: str, dest: str) -> Path | None:
     try:
         data = ctx.controller.get_file(vm_path)
     except (GuestServerError, FileNotFoundError) as exc:
@@ -40,7 +41,7 @@ def _fetch_one(ctx: SetupContext, vm_path: str, dest: str) -> str | None:
         return None
     target = ctx.cache_path(dest)
     target.write_bytes(data)
-    return str(target)
+    return target
 
 
 @GETTERS.register()
@@ -65,15 +66,15 @@ def get_vm_file(ctx: SetupContext, path, dest, multi: bool = False, gives=None):
 
 
 @GETTERS.register()
-def get_cache_file(ctx: SetupContext, path: str) -> str | None:
+def get_cache_file(ctx: SetupContext, path: str) -> Path | None:
     """A file an earlier step saved in the session's cache folder (e.g. ``execute``'s ``stdout``)."""
     p = ctx.cache_path(path)
-    return str(p) if p.exists() else None
+    return p if p.exists() else None
 
 
 @GETTERS.register(host_paths=("src",))
 def get_vm_script_output(ctx: SetupContext, src: str, dest: str, shell: bool = True,
-                         timeout_s: float | None = None) -> str:
+                         timeout_s: float | None = None) -> GuestText:
     """Copy a script (usually ``eval.sh``) into the VM, run it with bash in its folder, return its stdout."""
     data = ctx.resolve(src).read_bytes()
     folder = str(PurePosixPath(dest).parent)
@@ -84,21 +85,17 @@ def get_vm_script_output(ctx: SetupContext, src: str, dest: str, shell: bool = T
     if reply.get("returncode") not in (0, None):
         logger.info("script %s exited with %s; stderr tail: %s", dest, reply.get("returncode"),
                     (reply.get("error") or "")[-500:])
-    return reply.get("output") or ""
+    return GuestText(reply.get("output") or "")
 
 
 @GETTERS.register()
-def get_vm_command_line(ctx: SetupContext, command, shell: bool = False, timeout_s: float | None = None) -> str:
+def get_vm_command_line(ctx: SetupContext, command, shell: bool = False, timeout_s: float | None = None) -> GuestText:
     """Run a command in the VM and return its stdout."""
-    return ctx.controller.execute(command, shell=shell, timeout_s=timeout_s).get("output") or ""
+    return GuestText(ctx.controller.execute(command, shell=shell, timeout_s=timeout_s).get("output") or "")
 
 
 @GETTERS.register()
-def get_vm_command_error(ctx: SetupContext, command, shell: bool = False, timeout_s: float | None = None) -> str:
+def get_vm_command_error(ctx: SetupContext, command, shell: bool = False, timeout_s: float | None = None) -> GuestText:
     """Run a command in the VM and return its stderr."""
-    return ctx.controller.execute(command, shell=shell, timeout_s=timeout_s).get("error") or ""
+    return GuestText(ctx.controller.execute(command, shell=shell, timeout_s=timeout_s).get("error") or "")
 
-
-def local_path(value) -> Path | None:
-    """A getter's result as a Path, or None when the getter found nothing."""
-    return None if value is None else Path(value)

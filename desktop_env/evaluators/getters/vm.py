@@ -1,6 +1,8 @@
 """Getters that read the VM's desktop: terminal, accessibility tree, sizes, wallpaper, directory listing."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from desktop_env.configs.base import SetupContext
 from desktop_env.registry import GETTERS
 
@@ -30,14 +32,14 @@ def get_vm_window_size(ctx: SetupContext, app_class_name: str):
 
 
 @GETTERS.register()
-def get_vm_wallpaper(ctx: SetupContext, dest: str = "wallpaper.png") -> str | None:
+def get_vm_wallpaper(ctx: SetupContext, dest: str = "wallpaper.png") -> Path | None:
     """The current wallpaper image, saved in the cache; returns its local path (None if there is none)."""
     data = ctx.controller.wallpaper()
     if not data:
         return None
     target = ctx.cache_path(dest)
     target.write_bytes(data)
-    return str(target)
+    return target
 
 
 @GETTERS.register()

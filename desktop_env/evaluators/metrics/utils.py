@@ -1,6 +1,7 @@
 """Helpers shared by metrics: rule matching (``{"method", "ref"}``) and reading results that may be paths."""
 from __future__ import annotations
 
+import logging
 import math
 import operator
 import os
@@ -9,6 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from desktop_env.errors import DesktopEnvError
+from desktop_env.evaluators.values import GuestText
+
+logger = logging.getLogger(__name__)
 
 
 class MetricError(DesktopEnvError):
@@ -16,6 +20,19 @@ class MetricError(DesktopEnvError):
 
     A wrong *result* (missing file, unreadable content) is not an error: it scores 0.
     """
+
+
+class OptionError(MetricError):
+    """A metric option the metric would reject when it runs, found when the task is loaded.
+
+    Attributes:
+        field: the dotted path of the bad value inside the metric's options
+            (``rules[2].props.value.method``), or None for the options as a whole.
+    """
+
+    def __init__(self, message: str, field: str | None = None):
+        self.field = field
+        super().__init__(f"{field}: {message}" if field else message)
 
 
 _COMPARATORS = {
@@ -62,8 +79,12 @@ def match_value_to_rule(value: Any, rule: dict) -> bool:
 
 
 def as_existing_path(value: Any) -> Path | None:
-    """``value`` as a Path when it names an existing file, else None."""
-    if value is None or not isinstance(value, (str, os.PathLike)):
+    """``value`` as a Path when it names an existing host file, else None.
+
+    Text that came out of the guest (:class:`~desktop_env.evaluators.values.GuestText`) is
+    never a path, whatever it says.
+    """
+    if value is None or isinstance(value, GuestText) or not isinstance(value, (str, os.PathLike)):
         return None
     try:
         p = Path(value)
@@ -73,12 +94,20 @@ def as_existing_path(value: Any) -> Path | None:
 
 
 def text_of(value: Any) -> str | None:
-    """The text of a result that is either a path to an existing file or the text itself."""
+    """The text of a result: the content of a host file given as a ``Path``, else ``str(value)``.
+
+    A string is always the text itself, never read as a file name: getters hand files over
+    as ``Path`` objects, and a guest's output that happens to name a host file (``/etc/passwd``)
+    must be scored as the text it is.
+    """
     if value is None:
         return None
-    p = as_existing_path(value) if isinstance(value, (str, os.PathLike)) and len(str(value)) < 4096 else None
-    if p is not None:
-        return p.read_text(encoding="utf-8", errors="replace")
+    if isinstance(value, os.PathLike):
+        try:
+            return Path(value).read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            logger.info("result file %s cannot be read (scored as missing): %s", value, exc)
+            return None
     return str(value)
 
 
