@@ -4,11 +4,14 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
+import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
 
-from desktop_env.errors import DesktopEnvError
+from desktop_env.errors import DesktopEnvError, PrivilegeError
 from desktop_env.image.store import human_size as _human
 
 
@@ -33,6 +36,26 @@ def _setup_logging(verbose: bool) -> None:
 
 
 # -- image ---------------------------------------------------------------------------
+def _build_through_sudo(args) -> int:
+    """Run this same ``image build`` as root through sudo, keeping the caller's cache and Python path.
+
+    Raises:
+        PrivilegeError: sudo is not installed (the message says what needs root).
+    """
+    from desktop_env.paths import CACHE_ENV, cache_dir
+
+    sudo = shutil.which("sudo")
+    if sudo is None:
+        raise PrivilegeError("building an image needs root (mmdebstrap in root mode, chroot, and file ownership "
+                             "in the guest filesystem) and sudo is not installed: run it as root")
+    env = [f"{CACHE_ENV}={cache_dir(args.cache_dir)}",
+           "PYTHONPATH=" + os.pathsep.join(p for p in sys.path if p and Path(p).is_dir()),
+           f"PATH={os.environ.get('PATH', '')}"]
+    print("building an image needs root: running it through sudo (the image stays in your cache, owned by you)",
+          file=sys.stderr, flush=True)
+    return subprocess.call([sudo, "env", *env, sys.executable, "-m", "desktop_env", *args.argv])
+
+
 def cmd_image_build(args) -> int:
     from desktop_env.image.builder import BuildOptions, ImageBuilder
 
@@ -40,7 +63,12 @@ def cmd_image_build(args) -> int:
         profile=args.profile, cache_dir=args.cache_dir, mirror=args.mirror, suite=args.suite,
         screen=args.screen, auth=not args.no_auth, accel=args.accel, verbose=getattr(args, "verbose", False), force=args.force,
         keep_old=args.keep_old))
-    result = builder.build()
+    try:
+        result = builder.build()
+    except PrivilegeError:
+        if os.geteuid() == 0:
+            raise
+        return _build_through_sudo(args)  # an up-to-date image needed no root; building one does
     image = result.image
     if result.reused:
         print(f"{image.name}: up to date ({image.path}) [{result.total_s:.1f} s]")
@@ -165,7 +193,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``desktop-env``; returns the exit status."""
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
+    args.argv = argv
     _setup_logging(getattr(args, "verbose", False))
     try:
         return int(args.func(args) or 0)

@@ -18,8 +18,28 @@ def cache_dir(override: str | os.PathLike | None = None) -> Path:
         return Path(override).expanduser().resolve()
     if os.environ.get(CACHE_ENV):
         return Path(os.environ[CACHE_ENV]).expanduser().resolve()
-    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(invoking_user_home() / ".cache")
     return Path(xdg).expanduser().resolve() / "desktop-env"
+
+
+def invoking_user_home() -> Path:
+    """The home of the user who ran the command: under ``sudo``, the user who called sudo (so
+    ``sudo desktop-env image build`` puts the image where that user's runs look), else ``~``."""
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and os.environ.get("SUDO_USER"):
+        import pwd
+
+        try:
+            return Path(pwd.getpwnam(os.environ["SUDO_USER"]).pw_dir)
+        except KeyError:
+            pass
+    return Path.home()
+
+
+def sudo_caller() -> tuple[int, int] | None:
+    """(uid, gid) of the user who ran this command through ``sudo``, or None when not under sudo."""
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and os.environ.get("SUDO_UID", "").isdigit():
+        return int(os.environ["SUDO_UID"]), int(os.environ.get("SUDO_GID", os.environ["SUDO_UID"]))
+    return None
 
 
 def runtime_dir(override: str | os.PathLike | None = None) -> Path:

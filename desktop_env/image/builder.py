@@ -22,6 +22,7 @@ from desktop_env.image import wheels
 from desktop_env.image.recipe import Recipe, parse_screen
 from desktop_env.image.store import ImageInfo, find_image, human_size, images_dir, layers_dir, prune_superseded
 from desktop_env.paths import cache_dir as default_cache_dir
+from desktop_env.paths import invoking_user_home, sudo_caller
 from desktop_env.paths import repo_root
 from desktop_env.providers.ports import PortLease
 from desktop_env.providers.qemu.machine import MACHINE_ABI, QemuMachine, VMSpec, wait_settled
@@ -155,9 +156,32 @@ class ImageBuilder:
             image = self._assemble(layer, pkg_hash, asm_hash)
             if not self.opt.keep_old:
                 prune_superseded(image, self.cache)
+            self._hand_over_to_sudo_caller(image)
         total = time.monotonic() - start
         log.info("image %s ready in %.0f s (%s on disk)", image.name, total, human_size(image.disk_usage()))
         return BuildResult(image, False, dict(self.phases), total)
+
+    def _hand_over_to_sudo_caller(self, image) -> None:
+        """Under sudo, give the image, the logs and the cache folders to the user who ran sudo, so
+        their runs can use the image and create their runtime state beside it. The package layers
+        stay root's: only builds read them."""
+        owner = sudo_caller()
+        if owner is None:
+            return
+        uid, gid = owner
+        trees = [image.path, self.log_dir]
+        home = invoking_user_home()
+        # folders this build may have created on the way to the cache (~/.cache itself on a new account)
+        made = [p for p in (self.cache, *self.cache.parents) if home in p.parents and p.exists() and p.stat().st_uid == 0]
+        for top in [*made, images_dir(self.cache), self.log_dir.parent]:
+            if top.exists():
+                os.chown(top, uid, gid)
+        for tree in trees:
+            for dirpath, dirnames, filenames in os.walk(tree):
+                os.chown(dirpath, uid, gid)
+                for name in filenames:
+                    os.chown(os.path.join(dirpath, name), uid, gid, follow_symlinks=False)
+        log.info("image %s handed over to uid %d (the user who ran sudo)", image.name, uid)
 
     # -- phases ---------------------------------------------------------------------
     def _preflight(self) -> None:
@@ -166,7 +190,7 @@ class ImageBuilder:
                 raise HostToolMissing(tool, package, "build images")
         if os.geteuid() != 0:
             raise PrivilegeError("building an image needs root (mmdebstrap in root mode, chroot, and file "
-                                 "ownership in the guest filesystem): run it with sudo, or as root")
+                                 "ownership in the guest filesystem): run it as root, or as a user with sudo")
 
     def _package_layer(self, pkg_hash: str) -> Path:
         layer = layers_dir(self.cache) / pkg_hash
