@@ -108,6 +108,9 @@ def config(argv: list[str] | None = None) -> argparse.Namespace:
                        help="seconds per task attempt; past it the task scores 0 with status timeout (default 1800)")
     suite.add_argument("--retries", type=int, default=1,
                        help="extra attempts on a fresh VM after an infrastructure failure (default 1)")
+    suite.add_argument("--time_scale", type=float, default=None,
+                       help="multiply every named time limit of setup steps, reference solutions and evaluators "
+                            "(desktop_env/limits.py) by this, for a slower host (default: $DESKTOP_ENV_TIME_SCALE or 1)")
     agent.add_argument("--rag", action="store_true",
                        help="add the documentation chunks that best match the instruction to the task text the agent "
                             "sees (index: desktop-env docs build)")
@@ -121,6 +124,12 @@ def config(argv: list[str] | None = None) -> argparse.Namespace:
         p.error("--trials must be at least 1")
     if args.retries < 0:
         p.error("--retries must be 0 or more")
+    if args.time_scale is not None:
+        if not args.time_scale > 0:
+            p.error("--time_scale must be above 0")
+        from desktop_env.limits import SCALE_ENV
+
+        os.environ[SCALE_ENV] = repr(args.time_scale)  # workers inherit it
     from desktop_env.agents.parsing import parse_size
 
     try:
@@ -225,6 +234,57 @@ def _jsonable(value) -> bool:
         return False
 
 
+#: Characters of a command step's stdout and stderr kept in traj.jsonl (the end of each).
+OUTPUT_TAIL_CHARS = 4000
+
+
+def _tail(text, limit: int = OUTPUT_TAIL_CHARS) -> str:
+    text = text or ""
+    return text if len(text) <= limit else "[...]" + text[-limit:]
+
+
+def run_command_step(env, action: dict, deadline: float) -> dict:
+    """Run a command action (``{"command", "shell"}``, the oracle's shell steps) in the guest.
+
+    Returns:
+        the step's ``info`` for traj.jsonl: the command, its exit status, the tails of its
+        stdout and stderr, its duration, and ``time_limit`` (the message) when it was killed
+        at the limit ``oracle.command`` or at the task's deadline.
+    """
+    from desktop_env.errors import GuestServerError
+    from desktop_env.limits import TimeLimitExceeded, limit
+
+    command = action["command"]
+    seconds = max(1.0, min(limit("oracle.command"), deadline - time.monotonic() + 5))
+    info: dict = {"command": _tail(command if isinstance(command, str) else " ".join(command), 1000)}
+    t0 = time.monotonic()
+    try:
+        reply = env.controller.execute(command, shell=action.get("shell", False), timeout_s=seconds)
+    except GuestServerError as exc:
+        if exc.status != 504:
+            raise
+        reply = exc.body if isinstance(exc.body, dict) else {}
+        reply = {**reply, "returncode": None}
+        info["time_limit"] = str(TimeLimitExceeded("oracle.command", seconds, f"command {info['command'][:200]!r}"))
+        log.error("%s", info["time_limit"])
+    info.update(command_returncode=reply.get("returncode"), command_stdout=_tail(reply.get("output")),
+                command_stderr=_tail(reply.get("error")), command_s=round(time.monotonic() - t0, 2))
+    return info
+
+
+def step_failure(info: dict) -> str | None:
+    """Why a step failed, from its ``info`` (a time limit, a non-zero exit, an action error), or None."""
+    if info.get("time_limit"):
+        return info["time_limit"]
+    if "command_returncode" in info and info["command_returncode"] != 0:
+        stderr = " ".join((info.get("command_stderr") or "").split())[-600:]
+        return f"command {info.get('command', '')[:200]!r} exited with {info['command_returncode']}" + \
+            (f"; stderr: {stderr}" if stderr else "")
+    if info.get("error"):
+        return str(info["error"])[:800]
+    return None
+
+
 def run_episode(env, agent, task, args, folder: Path, deadline: float) -> dict:
     """Run one episode into ``folder`` (trajectory and screenshots); returns score, steps and how it ended.
 
@@ -233,6 +293,7 @@ def run_episode(env, agent, task, args, folder: Path, deadline: float) -> dict:
         DesktopEnvError and others: from the environment (the caller classifies them).
     """
     from desktop_env.agents.parsing import action_struct
+    from desktop_env.errors import SolutionStepFailed
 
     for stale in [*folder.glob("step_*.png"), folder / "traj.jsonl", folder / "result.txt",
                   folder / "recording.mp4"]:
@@ -282,10 +343,8 @@ def run_episode(env, agent, task, args, folder: Path, deadline: float) -> dict:
             for i, action in enumerate(actions):
                 step += 1
                 if isinstance(action, dict) and "command" in action:
-                    reply = env.controller.execute(action["command"], shell=action.get("shell", False),
-                                                   timeout_s=max(1.0, min(deadline - time.monotonic() + 5, 600)))
+                    info = run_command_step(env, action, deadline)
                     reward, terminated, truncated = 0.0, False, False
-                    info = {"command_returncode": reply.get("returncode")}
                 else:
                     obs, reward, terminated, truncated, info = env.step(action)
                 if args.sleep_after_execution:
@@ -294,6 +353,10 @@ def run_episode(env, agent, task, args, folder: Path, deadline: float) -> dict:
                 (folder / shot).write_bytes(env.screenshot_png())
                 last_type = action_struct(action)["type"]
                 record(action, response, turn, i == 0, reward, terminated or truncated, info, shot)
+                failure = step_failure(info) if getattr(agent, "replays_solution", False) else None
+                if failure:
+                    raise SolutionStepFailed(f"the reference solution's step failed: {failure}",
+                                             path=str(task.path) if task.path else task.id, field=f"solution[{i}]")
                 if terminated or truncated:
                     done, score = True, float(reward)
                     break

@@ -135,3 +135,12 @@ class EvaluatorError(DesktopEnvError):
         self.where = where
         self.traceback_tail = traceback_tail
         super().__init__(f"{where} raised {type(cause).__name__}: {cause}")
+
+
+class SolutionStepFailed(TaskConfigError):
+    """A step of a task's reference solution failed (non-zero exit, an action error, a time limit).
+
+    The oracle proves a task solvable; a step that fails means the solution (or the time it
+    is given) is wrong, so the harness records ``task_error`` naming the step rather than a
+    wrong result.
+    """

@@ -37,6 +37,9 @@ class Agent:
 
     name = ""
     screen_mapping = None
+    #: True for an agent that replays a task's reference solution: the harness then treats a
+    #: failing step (non-zero exit, action error, time limit) as a broken task, not a wrong result.
+    replays_solution = False
 
     def __init__(self, action_space: str = "pyautogui", **_options: Any):
         self.action_space = action_space

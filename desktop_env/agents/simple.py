@@ -58,7 +58,10 @@ class OracleAgent(Agent):
     ``{"action_space": "pyautogui"|"computer_13", "action": ...}`` or
     ``{"command": ..., "shell": true}``), or else ``solution.sh`` beside the task file,
     run in the guest as user ``user``. Tasks tagged ``gui`` must be solved by GUI actions.
+    A step that fails stops the episode as a broken task (``replays_solution``).
     """
+
+    replays_solution = True
 
     def reset(self, task, env=None) -> None:
         self.last_turn = TurnInfo()

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from desktop_env.configs.base import SetupContext, SetupError
 from desktop_env.errors import GuestServerError
+from desktop_env.limits import limit
 from desktop_env.registry import SETUP_STEPS
 
 logger = logging.getLogger(__name__)
@@ -28,7 +29,6 @@ CHROMIUM_PROFILE = ".config/chromium/Default"
 #: process, the same page loaded in 36-49 s with the host's two cores saturated. Task files that
 #: launch Chromium themselves pass the same flags.
 CHROMIUM_STABLE_FLAGS = ("--enable-features=NetworkServiceInProcess2", "--ipc-connection-timeout=300", "--disable-gpu")
-CDP_READY_TIMEOUT_S = 60.0
 CDP_POLL_S = 1.0
 
 # Chromium only listens on 127.0.0.1 for remote debugging; this relays listening_port -> debugging_port
@@ -66,7 +66,8 @@ while True:
 def _wait_cdp_in_vm(ctx: SetupContext, port: int, step: str) -> None:
     probe = ("import urllib.request,sys\n"
              f"urllib.request.urlopen('http://127.0.0.1:{port}/json/version', timeout=2)\n")
-    deadline = time.monotonic() + CDP_READY_TIMEOUT_S
+    window_s = limit("setup.chromium")
+    deadline = time.monotonic() + window_s
     while True:
         try:
             reply = ctx.controller.execute(["python3", "-c", probe], shell=False, timeout_s=10)
@@ -76,8 +77,8 @@ def _wait_cdp_in_vm(ctx: SetupContext, port: int, step: str) -> None:
         if reply.get("returncode") == 0:
             return
         if time.monotonic() > deadline:
-            raise SetupError(f"Chromium's remote-debugging port {port} did not answer within "
-                             f"{CDP_READY_TIMEOUT_S:.0f} s (awaited GET /json/version in the VM)", step=step)
+            raise SetupError(f"Chromium's remote-debugging port {port} did not answer within the time limit "
+                             f"setup.chromium ({window_s:g} s; awaited GET /json/version in the VM)", step=step)
         time.sleep(CDP_POLL_S)
 
 

@@ -14,14 +14,13 @@ from typing import TYPE_CHECKING, Iterator
 
 from desktop_env.configs.base import NotSupportedError, SetupContext, SetupError
 from desktop_env.configs.browser import cdp_base_url
+from desktop_env.limits import limit
 
 if TYPE_CHECKING:  # pragma: no cover
     from playwright.sync_api import Browser, Page
 
 logger = logging.getLogger(__name__)
 
-#: How long attaching to the browser may take (Chromium under emulation answers slowly).
-CONNECT_TIMEOUT_MS = 60_000
 #: Attempts at loading a web UI's first page (the tool may still be starting).
 GOTO_ATTEMPTS = 10
 GOTO_RETRY_S = 3.0
@@ -49,7 +48,7 @@ def cdp_browser(ctx: SetupContext, step: str) -> Iterator["Browser"]:
                                 "no browser download: it attaches to the VM's Chromium)", step=step) from exc
     with sync_playwright() as pw:
         try:
-            browser = pw.chromium.connect_over_cdp(base, timeout=CONNECT_TIMEOUT_MS)
+            browser = pw.chromium.connect_over_cdp(base, timeout=limit("setup.cdp_connect") * 1000)
         except PlaywrightError as exc:
             raise SetupError(f"could not attach to Chromium's DevTools endpoint at {base} ({exc.message}); "
                              "start Chromium with the google_chrome_browser step first", step=step) from exc

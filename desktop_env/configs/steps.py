@@ -12,16 +12,13 @@ import urllib.request
 from pathlib import Path, PurePosixPath
 
 from desktop_env.configs.base import SetupContext, SetupError, execute_checked
+from desktop_env.limits import execute_limited, limit
 from desktop_env.registry import SETUP_STEPS
 from desktop_env.tasks import is_remote_url, strip_file_scheme
 
 logger = logging.getLogger(__name__)
 
-#: Longest a single download may take.
-DOWNLOAD_TIMEOUT_S = 120.0
-#: Longest ``execute`` keeps retrying a command whose ``until`` condition is not met.
-UNTIL_DEADLINE_S = 120.0
-UNTIL_POLL_S = 2.0
+UNTIL_POLL_S = 2.0  # seconds between the tries of ``execute``'s ``until`` (the window is setup.until)
 
 
 def _mkdir_parent(ctx: SetupContext, guest_path: str, step: str) -> None:
@@ -77,7 +74,8 @@ def script_and_execute(ctx: SetupContext, src: str, dest: str, shell: bool = Tru
         the server's reply ``{status, output, error, returncode}``.
     """
     copyfile_from_host_to_guest(ctx, src, dest)
-    reply = ctx.controller.execute(script_command(dest, shell), shell=shell, timeout_s=timeout_s)
+    reply = execute_limited(ctx.controller, script_command(dest, shell), shell=shell, name="setup.command",
+                            base_s=timeout_s, what=f"script_and_execute {src}")
     code = reply.get("returncode")
     if code not in (0, None):
         logger.warning("script %s exited with %s; stderr tail: %s", dest, code, (reply.get("error") or "")[-1000:])
@@ -124,9 +122,9 @@ def execute(ctx: SetupContext, command, shell: bool = False, stdout: str = "", s
         command: argv list or a shell string.
         shell: run through the shell.
         stdout / stderr: cache file names (under the session's cache folder) to save the output to.
-        until: retry (every few seconds, up to ``UNTIL_DEADLINE_S``) until the reply matches
-            ``{"returncode": int, "stdout": substring, "stderr": substring}``.
-        timeout_s: limit for one run.
+        until: retry (every few seconds, for the time limit ``setup.until``) until the reply
+            matches ``{"returncode": int, "stdout": substring, "stderr": substring}``.
+        timeout_s: limit for one run (default: the time limit ``setup.command``; scaled either way).
 
     Returns:
         the last reply ``{status, output, error, returncode}``.
@@ -135,14 +133,16 @@ def execute(ctx: SetupContext, command, shell: bool = False, stdout: str = "", s
         SetupError: ``until`` was never met by the deadline.
     """
     _check_command(command, "execute")
-    deadline = time.monotonic() + UNTIL_DEADLINE_S
+    window_s = limit("setup.until")
+    deadline = time.monotonic() + window_s
     while True:
-        reply = ctx.controller.execute(command, shell=shell, timeout_s=timeout_s)
+        reply = execute_limited(ctx.controller, command, shell=shell, name="setup.command", base_s=timeout_s,
+                                what=f"execute {command!r}"[:300])
         if not until or _until_met(reply, until):
             break
         if time.monotonic() > deadline:
-            raise SetupError(f"command {command!r} never met {until!r} within {UNTIL_DEADLINE_S:.0f} s; "
-                             f"last reply: {reply!r}", step="execute")
+            raise SetupError(f"command {command!r} never met {until!r} within the time limit setup.until "
+                             f"({window_s:g} s); last reply: {reply!r}", step="execute")
         time.sleep(UNTIL_POLL_S)
     if stdout:
         ctx.cache_path(stdout).write_text(reply.get("output") or "", encoding="utf-8")
@@ -178,7 +178,7 @@ def change_wallpaper(ctx: SetupContext, path: str) -> None:
 
 
 # --------------------------------------------------------------------------- host-side fetching
-def fetch_bytes(url: str, ctx: SetupContext | None = None, task=None, timeout_s: float = DOWNLOAD_TIMEOUT_S) -> bytes:
+def fetch_bytes(url: str, ctx: SetupContext | None = None, task=None, timeout_s: float | None = None) -> bytes:
     """Fetch ``url`` on the host: http(s)/ftp, ``file:///abs``, or a path the task names.
 
     Remote downloads are cached under ``ctx.cache_dir/downloads`` when a context is given.
@@ -187,6 +187,7 @@ def fetch_bytes(url: str, ctx: SetupContext | None = None, task=None, timeout_s:
         url: the URL or path.
         ctx: the session context (for the cache and path resolution), or None.
         task: the task, to resolve relative paths when there is no context.
+        timeout_s: socket timeout (default: the time limit ``setup.download``).
 
     Raises:
         SetupError: the fetch failed (HTTP error, unreachable host, ...).
@@ -203,7 +204,7 @@ def fetch_bytes(url: str, ctx: SetupContext | None = None, task=None, timeout_s:
             if cached.is_file() and cached.stat().st_size > 0:
                 return cached.read_bytes()
         try:
-            with urllib.request.urlopen(url, timeout=timeout_s) as resp:  # noqa: S310 - task-given URL
+            with urllib.request.urlopen(url, timeout=timeout_s or limit("setup.download")) as resp:  # noqa: S310 - task-given URL
                 data = resp.read()
         except OSError as exc:  # URLError, HTTPError, timeouts
             raise SetupError(f"could not fetch {url}: {exc}", step="download") from exc

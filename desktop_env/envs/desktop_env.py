@@ -16,6 +16,7 @@ from desktop_env.actions import (Computer13Space, InvalidAction, PyAutoGUISpace,
                                  typing_code)
 from desktop_env.controllers.python import PythonController
 from desktop_env.errors import DesktopEnvError, GuestServerError, TaskConfigError, VMError
+from desktop_env.limits import limit, typing_limit
 from desktop_env.providers.base import Provider, create_provider
 
 log = logging.getLogger(__name__)
@@ -54,8 +55,9 @@ class DesktopEnv(gym.Env):
         image_profile: profile whose newest image is used when ``path_to_vm`` is None.
         max_steps: steps after which an episode is truncated.
         provider: an already constructed provider (overrides the above).
-        action_timeout_s: server-side limit for one pyautogui action (None: the server's
-            default, 60 s); a longer action is killed and reported in ``info["error"]``.
+        action_timeout_s: server-side limit for one pyautogui action (None: the time limit
+            ``action.code``, see ``desktop_env.limits``); a longer action is killed and reported
+            in ``info["error"]``. Typing has its own limit, growing with the text.
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 1}
@@ -226,10 +228,9 @@ class DesktopEnv(gym.Env):
             time.sleep(parsed.seconds)
             return ""
         if parsed.kind == "typing":
-            # Budget: about 50 ms a character (TCG under load), on top of a minute.
-            reply = self.controller.run_python(typing_code(parsed.text), timeout_s=60 + 0.05 * len(parsed.text))
+            reply = self.controller.run_python(typing_code(parsed.text), timeout_s=typing_limit(parsed.text))
         else:
-            reply = self.controller.run_pyautogui(parsed.code, timeout_s=self.action_timeout_s)
+            reply = self.controller.run_pyautogui(parsed.code, timeout_s=self.action_timeout_s or limit("action.code"))
         if reply.get("returncode", 0) != 0 or reply.get("status") == "error":
             return (reply.get("error") or reply.get("message") or reply.get("output") or "action failed").strip()
         return ""

@@ -186,7 +186,8 @@ def test_execute_until_retries_until_the_condition_holds(suite, context, guest, 
 
 def test_execute_until_gives_up_at_the_deadline(suite, context, monkeypatch):
     monkeypatch.setattr(steps, "UNTIL_POLL_S", 0.05)
-    monkeypatch.setattr(steps, "UNTIL_DEADLINE_S", 0.5)
+    from desktop_env import limits
+    monkeypatch.setitem(limits.LIMITS, "setup.until", (0.5, "test"))
     task = suite(APP, _task([{"type": "execute", "parameters": {
         "command": ["echo", "not yet"], "until": {"stdout": "ready"}}}]))
     with pytest.raises(SetupError, match="never met") as err:

@@ -8,6 +8,7 @@ from desktop_env.configs.base import SetupContext
 from desktop_env.configs.steps import script_command
 from desktop_env.errors import GuestServerError
 from desktop_env.evaluators.values import GuestText
+from desktop_env.limits import execute_limited
 from desktop_env.registry import GETTERS
 from desktop_env.tasks import is_remote_url
 
@@ -81,7 +82,8 @@ def get_vm_script_output(ctx: SetupContext, src: str, dest: str, shell: bool = T
     if folder not in ("", ".", "/"):
         ctx.controller.execute(["mkdir", "-p", folder], shell=False)
     ctx.controller.upload_file(data, dest)
-    reply = ctx.controller.execute(script_command(dest, shell), shell=shell, timeout_s=timeout_s)
+    reply = execute_limited(ctx.controller, script_command(dest, shell), shell=shell, name="evaluator.command",
+                            base_s=timeout_s, what=f"vm_script_output {src}")
     if reply.get("returncode") not in (0, None):
         logger.info("script %s exited with %s; stderr tail: %s", dest, reply.get("returncode"),
                     (reply.get("error") or "")[-500:])
@@ -91,11 +93,13 @@ def get_vm_script_output(ctx: SetupContext, src: str, dest: str, shell: bool = T
 @GETTERS.register()
 def get_vm_command_line(ctx: SetupContext, command, shell: bool = False, timeout_s: float | None = None) -> GuestText:
     """Run a command in the VM and return its stdout."""
-    return GuestText(ctx.controller.execute(command, shell=shell, timeout_s=timeout_s).get("output") or "")
+    return GuestText(execute_limited(ctx.controller, command, shell=shell, name="evaluator.command",
+                                     base_s=timeout_s).get("output") or "")
 
 
 @GETTERS.register()
 def get_vm_command_error(ctx: SetupContext, command, shell: bool = False, timeout_s: float | None = None) -> GuestText:
     """Run a command in the VM and return its stderr."""
-    return GuestText(ctx.controller.execute(command, shell=shell, timeout_s=timeout_s).get("error") or "")
+    return GuestText(execute_limited(ctx.controller, command, shell=shell, name="evaluator.command",
+                                     base_s=timeout_s).get("error") or "")
 

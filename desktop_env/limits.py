@@ -1,0 +1,113 @@
+"""Named time limits for setup steps, reference solutions and evaluators, all scaled by one setting.
+
+Every wait on the guest that can take long under emulation has a name here and a default
+sized for a busy 2-core host running two emulated VMs. On a slower host, one setting
+stretches them all: ``DESKTOP_ENV_TIME_SCALE`` (``run.py --time_scale`` and
+``desktop-env tasks verify --time_scale`` set it). When a limit expires the error names it,
+its value and the setting that raises it.
+"""
+from __future__ import annotations
+
+import logging
+import os
+
+from desktop_env.errors import DesktopEnvError
+
+logger = logging.getLogger(__name__)
+
+#: Environment variable holding the factor every limit is multiplied by (default 1).
+SCALE_ENV = "DESKTOP_ENV_TIME_SCALE"
+
+#: name -> (default seconds, what it bounds)
+LIMITS: dict[str, tuple[float, str]] = {
+    "setup.command": (600.0, "one execute/command/script_and_execute step (a task's own timeout_s is scaled too)"),
+    "setup.until": (300.0, "how long execute keeps retrying a command until its `until` condition holds"),
+    "setup.download": (300.0, "one download the host fetches for a task"),
+    "setup.chromium": (300.0, "Chromium's remote-debugging port answering after google_chrome_browser starts it"),
+    "setup.cdp_connect": (180.0, "Playwright connecting to the guest's Chromium over CDP"),
+    "oracle.command": (1200.0, "one shell command of a reference solution"),
+    "action.code": (300.0, "one pyautogui action (code run in the guest's executor)"),
+    "action.typing": (120.0, "typing: this long plus action.typing_per_char for each character"),
+    "action.typing_per_char": (0.2, "typing: the time allowed per character, on top of action.typing"),
+    "evaluator.command": (600.0, "one command or script an evaluator runs in the guest (vm_script_output, ...)"),
+}
+
+
+class TimeLimitExceeded(DesktopEnvError):
+    """A named time limit expired.
+
+    Attributes:
+        name: the limit's name (a key of ``LIMITS``).
+        seconds: the limit that expired, scaled.
+        what: what was running.
+    """
+
+    def __init__(self, name: str, seconds: float, what: str):
+        self.name = name
+        self.seconds = seconds
+        self.what = what
+        super().__init__(f"time limit {name} ({seconds:g} s at {SCALE_ENV}={scale():g}) expired: {what}; "
+                         f"on a slower host raise {SCALE_ENV} (run.py --time_scale)")
+
+
+def scale() -> float:
+    """The factor every limit is multiplied by: ``$DESKTOP_ENV_TIME_SCALE``, default 1.
+
+    Raises:
+        DesktopEnvError: the variable is not a number above 0.
+    """
+    raw = os.environ.get(SCALE_ENV, "").strip()
+    if not raw:
+        return 1.0
+    try:
+        value = float(raw)
+    except ValueError:
+        raise DesktopEnvError(f"{SCALE_ENV}={raw!r} is not a number; use e.g. 2 for a host twice as slow") from None
+    if not value > 0:
+        raise DesktopEnvError(f"{SCALE_ENV}={raw!r} must be above 0")
+    return value
+
+
+def limit(name: str, base_s: float | None = None) -> float:
+    """The limit ``name`` in seconds, scaled; ``base_s`` replaces its default (a task's own ``timeout_s``).
+
+    Raises:
+        KeyError: an unknown limit name (a bug in the caller).
+    """
+    default, _ = LIMITS[name]
+    return (default if base_s is None else float(base_s)) * scale()
+
+
+def typing_limit(text: str) -> float:
+    """The time allowed for typing ``text`` (action.typing plus action.typing_per_char per character)."""
+    return limit("action.typing") + limit("action.typing_per_char") * len(text)
+
+
+def execute_limited(controller, command, *, shell: bool = False, name: str, base_s: float | None = None,
+                    what: str | None = None) -> dict:
+    """Run ``command`` in the guest under the limit ``name`` (``base_s`` replaces its default).
+
+    Returns:
+        the server's reply ``{status, output, error, returncode}``.
+
+    Raises:
+        TimeLimitExceeded: the command ran past the limit (the guest killed it).
+        GuestServerError: any other failure of the in-VM server.
+    """
+    from desktop_env.errors import GuestServerError
+
+    seconds = limit(name, base_s)
+    try:
+        return controller.execute(command, shell=shell, timeout_s=seconds)
+    except GuestServerError as exc:
+        if exc.status != 504:
+            raise
+        err = TimeLimitExceeded(name, seconds, what or f"command {_short(command)}")
+        logger.error("%s", err)
+        raise err from exc
+
+
+def _short(command, limit_chars: int = 200) -> str:
+    text = command if isinstance(command, str) else " ".join(map(str, command))
+    text = " ".join(text.split())
+    return repr(text if len(text) <= limit_chars else text[:limit_chars] + "...")
