@@ -342,6 +342,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--path_to_vm", default=None, help="image name, profile or folder (default newest base)")
     parser.add_argument("--cache_dir", default=None, help="image and runtime cache (default ~/.cache/desktop-env)")
     parser.add_argument("--task_timeout", type=float, default=None, help="seconds per task attempt (run.py's)")
+    parser.add_argument("--time_scale", type=float, default=None,
+                        help="multiply every named time limit (desktop_env/limits.py) by this, for a slower host")
     parser.add_argument("--markdown", default=None, help="also write the table as markdown to this file")
     parser.add_argument("--json", default=None, help="also write the table as JSON to this file")
     parser.add_argument("--no-run", dest="run", action="store_false",
@@ -354,6 +356,8 @@ def cmd_verify(args) -> int:
         print("error: --num_envs must be at least 1", file=sys.stderr)
         return 2
     extra = ["--task_timeout", str(args.task_timeout)] if args.task_timeout else []
+    if args.time_scale:
+        extra += ["--time_scale", str(args.time_scale)]
     try:
         table = verify(args.suite, args.result_dir, args.num_envs, args.path_to_vm, args.cache_dir, extra,
                        models=MODELS if args.run else ())
