@@ -15,6 +15,7 @@ import random
 from pathlib import Path
 
 import data_batch1 as b1
+from xlsx_gold import save_gold
 from data_batch1 import START_MARIADB, START_POSTGRES, bash, clean, cmd, dagster_run_check
 
 REPO = Path(__file__).resolve().parents[2]
@@ -130,9 +131,12 @@ def monthly_workbooks(folder: Path) -> None:
         ws.append(["Month", "Revenue"])
         for r in rows:
             ws.append(list(r))
-        if gold:
-            ws.append(["Total", round(sum(r[1] for r in rows), 2)])
-        save_if_changed(wb, folder / ("monthly_revenue_gold.xlsx" if gold else "monthly_revenue.xlsx"))
+        if gold:  # the formula the task asks for, with the value Calc computes for it
+            ws.append(["Total", f"=SUM(B2:B{len(rows) + 1})"])
+            save_gold(wb, folder / "monthly_revenue_gold.xlsx",
+                      {f"B{len(rows) + 2}": round(sum(r[1] for r in rows), 2)})
+        else:
+            save_if_changed(wb, folder / "monthly_revenue.xlsx")
 
 
 def save_if_changed(wb, path: Path) -> None:

@@ -17,6 +17,8 @@ import sqlite3
 from collections import Counter
 from pathlib import Path
 
+from xlsx_gold import save_gold
+
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 CALC_TASK = "calc/c41e7a52-2f0b-4d8e-9a61-5b3c7d9e1f20"
@@ -52,9 +54,13 @@ def calc(folder: Path) -> None:
         ws = wb.active
         ws.title = "Sales"
         ws.append(["Product", "Quantity", "Unit Price"] + (["Total"] if gold else []))
-        for name, qty, price in rows:
-            ws.append([name, qty, price] + ([round(qty * price, 2)] if gold else []))
-        wb.save(folder / ("sales_gold.xlsx" if gold else "sales.xlsx"))
+        for r, (name, qty, price) in enumerate(rows, start=2):
+            ws.append([name, qty, price] + ([f"=B{r}*C{r}"] if gold else []))
+        if gold:  # the formulas the task asks for, with the values Calc computes for them
+            save_gold(wb, folder / "sales_gold.xlsx",
+                      {f"D{r}": round(qty * price, 2) for r, (_, qty, price) in enumerate(rows, start=2)})
+        else:
+            wb.save(folder / "sales.xlsx")
 
 
 def jupyter(folder: Path) -> None:
