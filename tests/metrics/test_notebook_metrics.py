@@ -50,13 +50,16 @@ def test_stream_chunks_of_one_print_compare_as_one_text(tmp_path):
     assert compare_notebook_outputs(a, gold) == 1.0
     assert compare_notebook_outputs(a, other) == 0.0
     assert compare_notebook_outputs(mixed, gold) == 0.0   # stdout and stderr are not merged
+    assert compare_notebook_outputs(mixed, gold, ignore_stderr=False) == 0.0
 
 
 def test_compare_notebook_outputs_ignore_images(tmp_path):
+    """Images are ignored by default; with ignore_images false, bytes that are no image compare as they are."""
     a = nb(tmp_path, "a.ipynb", [code("plot()", count=1, image="aGVsbG8=")])
     b = nb(tmp_path, "b.ipynb", [code("plot()", count=1, image="d29ybGQ=")])
-    assert compare_notebook_outputs(a, b) == 0.0
-    assert compare_notebook_outputs(a, b, ignore_images=True) == 1.0
+    assert compare_notebook_outputs(a, b) == 1.0
+    assert compare_notebook_outputs(a, b, ignore_images=False) == 0.0
+    assert compare_notebook_outputs(a, a, ignore_images=False) == 1.0
 
 
 def test_compare_notebook_cells(tmp_path):

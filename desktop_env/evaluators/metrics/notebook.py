@@ -1,13 +1,18 @@
 """Jupyter notebook metrics: outputs, cells, whole files, executed and cleared cells."""
 from __future__ import annotations
 
+import base64
+import io
 import json
 import logging
+import re
 from typing import Any
 
 import nbformat
+from PIL import Image, UnidentifiedImageError
 
-from desktop_env.evaluators.metrics.utils import as_existing_path, expected_value
+from desktop_env.evaluators.metrics.images import images_match
+from desktop_env.evaluators.metrics.utils import MetricError, as_existing_path, expected_value
 from desktop_env.registry import METRICS
 
 logger = logging.getLogger(__name__)
@@ -30,37 +35,117 @@ def _source(cell) -> str:
     return "".join(src) if isinstance(src, list) else src
 
 
-def _norm_output(out: dict) -> dict:
-    """An output without what changes between equivalent runs (execution count, metadata)."""
-    kind = out.get("output_type")
-    norm: dict[str, Any] = {"output_type": kind}
-    if kind == "stream":
-        norm["name"] = out.get("name")
-        norm["text"] = "".join(out.get("text", "")) if isinstance(out.get("text"), list) else out.get("text", "")
-    elif kind in ("execute_result", "display_data"):
-        data = out.get("data", {})
-        norm["data"] = {k: ("".join(v) if isinstance(v, list) else v) for k, v in data.items()}
-    elif kind == "error":
-        norm["ename"], norm["evalue"] = out.get("ename"), out.get("evalue")
-    return norm
+# pip's chatter when a cell installs a package that a rerun finds already installed
+_PIP_NOISE = re.compile(r"^[ \t]*(Requirement already satisfied|Successfully installed|Collecting|Downloading"
+                        r"|Using cached|Installing collected packages)\b.*(\n|$)", re.M)
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")  # <matplotlib.axes.Axes at 0x7f...>: differs on every run
+_TEXT_REPRS = ("text/plain", "text/html", "text/markdown", "text/latex")  # preferred first
+# a default repr (<...Styler at 0x7f...>, <IPython.core.display.HTML object>): says nothing of the content
+_OBJECT_REPR = re.compile(r"<[^<>]*( at 0x[0-9a-fA-F]+| object)>")
+_RASTER = ("image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp")
 
 
-def _norm_outputs(outputs: list) -> list[dict]:
-    """Normalized outputs, consecutive stream chunks of the same stream merged.
+def _text(value: Any) -> str:
+    return "".join(value) if isinstance(value, list) else (value or "")
 
-    A kernel may deliver one ``print`` as several stream messages (timing decides), which
-    the notebook stores as separate outputs; Jupyter shows them as one text.
+
+def normalise_html(html: str) -> str:
+    """HTML output without what differs between runs of the same code.
+
+    Drops comments, ``<style>`` and ``<script>`` blocks, every tag attribute (pandas Styler
+    ids like ``T_95826_row0_col0``, classes, inline styles, ``border``), memory addresses and
+    whitespace between tags; tags and text stay.
     """
-    merged: list[dict] = []
+    html = re.sub(r"<!--.*?-->", "", html, flags=re.S)
+    html = re.sub(r"<(style|script)\b[^>]*>.*?</\1\s*>", "", html, flags=re.S | re.I)
+    html = re.sub(r"<\s*(/?)\s*([A-Za-z][\w:-]*)[^>]*>", lambda m: f"<{m.group(1)}{m.group(2).lower()}>", html)
+    html = _ADDRESS.sub(" at 0x", html)
+    html = re.sub(r"\s*(<[^>]*>)\s*", r"\1", html)
+    return re.sub(r"\s+", " ", html).strip()
+
+
+def _comparable_outputs(outputs: list, ignore_stderr: bool, kept_types) -> list[dict]:
+    """A code cell's outputs as the items compared: streams, errors and rich data.
+
+    Streams: stderr dropped when ``ignore_stderr``, pip install chatter dropped, consecutive
+    chunks of one stream merged (a kernel may deliver one ``print`` as several messages, and a
+    dropped stderr warning may sit between them). Errors: only the exception name. Rich data
+    (``execute_result``, ``display_data``; one kind, as ``df`` and ``display(df)`` show the
+    same): only the MIME types ``kept_types(mime)`` keeps; an output left with none is dropped.
+    """
+    items: list[dict] = []
     for out in outputs:
-        norm = _norm_output(out)
-        last = merged[-1] if merged else None
-        if (norm["output_type"] == "stream" and last is not None and last["output_type"] == "stream"
-                and last["name"] == norm["name"]):
-            last["text"] += norm["text"]
-        else:
-            merged.append(norm)
-    return merged
+        kind = out.get("output_type")
+        if kind == "stream":
+            name = out.get("name", "stdout")
+            text = _PIP_NOISE.sub("", _text(out.get("text")))
+            if (name == "stderr" and ignore_stderr) or not text:
+                continue
+            if items and items[-1]["kind"] == "stream" and items[-1]["name"] == name:
+                items[-1]["text"] += text
+            else:
+                items.append({"kind": "stream", "name": name, "text": text})
+        elif kind == "error":
+            items.append({"kind": "error", "ename": out.get("ename")})
+        elif kind in ("execute_result", "display_data", "update_display_data"):
+            data = {mime: value for mime, value in out.get("data", {}).items() if kept_types(mime)}
+            if data:
+                items.append({"kind": "data", "data": data})
+    return items
+
+
+def _decode_image(value: Any):
+    try:
+        with Image.open(io.BytesIO(base64.b64decode(_text(value)))) as im:
+            im.load()
+            return im.copy()
+    except (ValueError, UnidentifiedImageError, OSError):
+        return None
+
+
+def _same_value(mime: str, a: Any, b: Any) -> bool:
+    if mime == "text/plain":
+        return _ADDRESS.sub(" at 0x", _text(a)) == _ADDRESS.sub(" at 0x", _text(b))
+    if mime == "text/html":
+        return normalise_html(_text(a)) == normalise_html(_text(b))
+    if mime in _RASTER:
+        ia, ib = _decode_image(a), _decode_image(b)
+        if ia is not None and ib is not None:
+            return images_match(ia, ib, resize=True)  # a re-rendered plot: same look, maybe a few pixels wider
+    if isinstance(a, (str, list)) and isinstance(b, (str, list)):
+        return _text(a) == _text(b)
+    return a == b  # application/json and the like
+
+
+def _same_data(a: dict, b: dict, mime_types: list[str] | None, with_images: bool) -> bool:
+    """Whether two rich outputs show the same thing.
+
+    With ``mime_types`` None, the first text representation both carry is compared, text/plain
+    first (both must carry one when either carries text); text/plain comes last when it is only
+    an object's default repr (a pandas Styler's ``<...Styler at 0x7f...>``, IPython's
+    ``<IPython.core.display.HTML object>``). Otherwise every listed type must be on both sides
+    or neither, and equal. Images (when compared) must be on both sides and look alike.
+    """
+    if mime_types is None:
+        placeholder = any(_OBJECT_REPR.fullmatch(_text(x.get("text/plain")).strip()) for x in (a, b))
+        order = (*_TEXT_REPRS[1:], _TEXT_REPRS[0]) if placeholder else _TEXT_REPRS
+        common = next((t for t in order if t in a and t in b), None)
+        if common is None and any(t in a or t in b for t in _TEXT_REPRS):
+            return False
+        checks = [common] if common else []
+    else:
+        checks = list(mime_types)
+    if with_images:
+        checks += sorted({t for t in (*a, *b) if t.startswith("image/") and t not in checks})
+    return all((t in a) == (t in b) and (t not in a or _same_value(t, a[t], b[t])) for t in checks)
+
+
+def _same_item(a: dict, b: dict, mime_types: list[str] | None, with_images: bool) -> bool:
+    if a["kind"] != b["kind"]:
+        return False
+    if a["kind"] == "data":
+        return _same_data(a["data"], b["data"], mime_types, with_images)
+    return a == b
 
 
 def _pairs(result, expected):
@@ -74,30 +159,56 @@ def _pairs(result, expected):
 
 
 @METRICS.register()
-def compare_notebook_outputs(result: Any, expected: Any, ignore_images: bool = False) -> float:
-    """1 when both notebooks have the same cells (count and types) and every code cell the same outputs.
+def compare_notebook_outputs(result: Any, expected: Any, ignore_stderr: bool = True, ignore_images: bool = True,
+                             mime_types: list[str] | None = None) -> float:
+    """1 when both notebooks have the same cells (count and types) and every code cell shows the same outputs.
 
-    Execution counts and output metadata are ignored.
+    What a rerun of a correct notebook reproduces is compared; what changes between runs is not:
+
+    - stdout streams, exactly (consecutive chunks merged, pip's "Requirement already satisfied"
+      chatter dropped); stderr streams (warnings) are ignored;
+    - results and displays (``execute_result`` / ``display_data``): their ``text/plain``, or
+      their ``text/html`` (then markdown, latex) when one side has no ``text/plain`` or it is
+      only a default repr (``<... at 0x7f...>``, ``<... object>``), after removing what varies
+      between runs (memory addresses; html ids, classes, styles and scripts; see
+      :func:`normalise_html`); images are ignored;
+    - errors: an error where the gold has none (or none where it has one) fails, and the
+      exception name must match; tracebacks are not compared.
+
+    Execution counts, sources and metadata are ignored.
 
     Args:
-        ignore_images: drop ``image/*`` data before comparing (plots differ in pixels between runs).
+        ignore_stderr: False compares stderr streams too.
+        ignore_images: False also compares images (``image/*``): both sides must have them and
+            they must look alike (:func:`~desktop_env.evaluators.metrics.images.image_similarity`
+            at its default threshold, across scale).
+        mime_types: compare exactly these MIME types of results and displays (each on both sides
+            or neither, and equal after the same normalisation) instead of the default.
+
+    Raises:
+        MetricError: ``mime_types`` is not a list of MIME type strings.
     """
+    if mime_types is not None and (isinstance(mime_types, str) or not isinstance(mime_types, (list, tuple))
+                                   or not all(isinstance(t, str) for t in mime_types)):
+        raise MetricError(f"compare_notebook_outputs: mime_types must be a list of MIME types, got {mime_types!r}")
     pairs = _pairs(result, expected)
     if pairs is None:
         return 0.0
-    for ca, cb in pairs:
+    wanted = set(_TEXT_REPRS if mime_types is None else mime_types)
+
+    def kept(mime: str) -> bool:
+        return mime in wanted or (not ignore_images and mime.startswith("image/"))
+
+    for index, (ca, cb) in enumerate(pairs):
         if ca.cell_type != cb.cell_type:
+            logger.info("cell %d is %s in the result, %s in the gold", index, ca.cell_type, cb.cell_type)
             return 0.0
         if ca.cell_type != "code":
             continue
-        oa = _norm_outputs(ca.get("outputs", []))
-        ob = _norm_outputs(cb.get("outputs", []))
-        if ignore_images:
-            for o in oa + ob:
-                if "data" in o:
-                    o["data"] = {k: v for k, v in o["data"].items() if not k.startswith("image/")}
-        if oa != ob:
-            logger.info("outputs differ: %r vs %r", oa, ob)
+        oa = _comparable_outputs(ca.get("outputs", []), ignore_stderr, kept)
+        ob = _comparable_outputs(cb.get("outputs", []), ignore_stderr, kept)
+        if len(oa) != len(ob) or not all(_same_item(x, y, mime_types, not ignore_images) for x, y in zip(oa, ob)):
+            logger.info("cell %d outputs differ: %.500r vs gold %.500r", index, oa, ob)
             return 0.0
     return 1.0
 
