@@ -1,5 +1,7 @@
-"""Builders of real fixture files for metric tests: xlsx with data, styles, a chart and a pivot table."""
+"""Builders of real fixture files for metric tests: xlsx with data, styles, a chart, a pivot table, sparklines."""
 from __future__ import annotations
+
+import zipfile
 
 import openpyxl
 import pytest
@@ -83,3 +85,25 @@ def make_xlsx(tmp_path):
         wb.save(path)
         return path
     return make
+
+
+SPARKLINE_EXT = (
+    '<extLst><ext uri="{{05C60535-1F16-4fd2-B633-F4F36F0B64E0}}" '
+    'xmlns:x14="http://schemas.microsoft.com/office/spreadsheetml/2009/9/main">'
+    '<x14:sparklineGroups xmlns:xm="http://schemas.microsoft.com/office/excel/2006/main">'
+    '<x14:sparklineGroup displayEmptyCellsAs="gap"><x14:colorSeries rgb="FF376092"/>'
+    '<x14:sparklines>{lines}</x14:sparklines></x14:sparklineGroup></x14:sparklineGroups></ext></extLst>')
+
+
+def add_sparklines(path, sheet_member: str, lines: dict[str, str]) -> None:
+    """Write sparklines (cell -> data range) into a saved xlsx, as Excel and LibreOffice store them:
+    an x14 extension at the end of the sheet's XML (openpyxl cannot write them)."""
+    with zipfile.ZipFile(path) as z:
+        members = {info: z.read(info.filename) for info in z.infolist()}
+    body = "".join(f"<x14:sparkline><xm:f>{f}</xm:f><xm:sqref>{where}</xm:sqref></x14:sparkline>"
+                   for where, f in lines.items())
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for info, data in members.items():
+            if info.filename == sheet_member:
+                data = data.replace(b"</worksheet>", SPARKLINE_EXT.format(lines=body).encode() + b"</worksheet>")
+            z.writestr(info, data)
