@@ -65,10 +65,19 @@ def _file_vs_rules(metric_name: str):
     return evaluator
 
 
+def _options_check(metric_name: str, own: tuple[str, ...]):
+    """The metric's load-time option check, applied to an evaluator's arguments less its own (``own``)."""
+    check = METRICS.entries[metric_name].check
+    if check is None:
+        return None
+    return lambda fields: check({k: v for k, v in fields.items() if k not in own})
+
+
 for _m in FILE_VS_FILE:
-    EVAL_DISPATCH.register(_m, host_paths=("local_expected",))(_file_vs_file(_m))
+    EVAL_DISPATCH.register(_m, host_paths=("local_expected",), check=_options_check(_m, ("vm_result", "local_expected"))
+                           )(_file_vs_file(_m))
 for _m in FILE_VS_RULES:
-    EVAL_DISPATCH.register(_m)(_file_vs_rules(_m))
+    EVAL_DISPATCH.register(_m, check=_options_check(_m, ("vm_result", "expected")))(_file_vs_rules(_m))
 
 
 @EVAL_DISPATCH.register("check_include_exclude", host_paths=("vm_script",))

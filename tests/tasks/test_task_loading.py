@@ -270,3 +270,12 @@ class TestIndex:
         with pytest.raises(TaskConfigError) as ei:
             load_index(idx)
         assert ei.value.field == "excel"
+
+
+def test_func_arguments_spelling_checks_metric_options_at_load():
+    """The flowbook spelling's file evaluators run the metric's own option check too."""
+    task = {"id": TID, "instruction": "x", "evaluation": {"func": "compare_table", "arguments": {
+        "vm_result": "/home/user/a.xlsx", "rules": [{"type": "check_cel", "sheet_idx": 0}]}}}
+    with pytest.raises(TaskConfigError, match="did you mean 'check_cell'") as err:
+        TaskSpec.from_json(task)
+    assert err.value.field == "evaluation.arguments.rules[0].type"
