@@ -61,7 +61,7 @@ class ParsedAction:
     """A validated action.
 
     Attributes:
-        kind: ``code`` (pyautogui code), ``typing`` (text typed through xdotool), or one of
+        kind: ``code`` (pyautogui code), ``typing`` (text, typed by ``typing_code``), or one of
             WAIT, DONE, FAIL.
         code: pyautogui code to run for ``code``.
         text: the text for ``typing``.
@@ -202,83 +202,14 @@ def _parse_computer_13(action, screen: tuple[int, int]) -> ParsedAction:
     return ParsedAction("code", code=code)
 
 
-def typing_command(text: str) -> list[str]:
-    """Guest command that types ASCII ``text`` into the focused window."""
-    return ["xdotool", "type", "--delay", "8", "--", text]
+def typing_code(text: str) -> str:
+    """pyautogui code that types ``text`` (any Unicode) into the focused window.
 
-
-# Runs in the guest's executor. xdotool alone types a character missing from the keymap by
-# remapping a spare keycode around each keystroke, and under load the application reads
-# the mapping after it was reverted and drops the character. So every non-ASCII character
-# is bound to a spare keycode *before* typing, the text is typed with the keymap stable, and
-# the spare keycodes are released afterwards. Binding and releasing are one request each:
-# every request sends each client a MappingNotify, on which window managers re-grab their key
-# bindings, and one request per keycode (hundreds for CJK text) kept the desktop busy for seconds.
-_TYPE_UNICODE = r"""
-import subprocess, time
-from Xlib import X, display as _xdisplay
-
-def _keysym(ch):
-    code = ord(ch)
-    return code if 0x20 <= code <= 0x7e or 0xa0 <= code <= 0xff else 0x01000000 + code
-
-def _type(text, delay_ms):
-    d = _xdisplay.Display()
-    # A guest stalled between key press and release (TCG under load) would get X autorepeat:
-    # doubled letters and spaces. Typing runs with autorepeat off, then restores it.
-    repeat = d.get_keyboard_control().global_auto_repeat
-    d.change_keyboard_control(auto_repeat_mode=X.AutoRepeatModeOff)
-    d.sync()
-    try:
-        _type_chunks(d, text, delay_ms)
-    finally:
-        if repeat:
-            d.change_keyboard_control(auto_repeat_mode=X.AutoRepeatModeOn)
-        d.close()
-
-def _type_chunks(d, text, delay_ms):
-    first = d.display.info.min_keycode
-    count = d.display.info.max_keycode - first + 1
-    mapping = d.get_keyboard_mapping(first, count)
-    width = len(mapping[0])
-    spare = [first + i for i, syms in enumerate(mapping) if not any(syms)]
-    present = {sym for syms in mapping for sym in syms if sym}
-    missing = [c for c in dict.fromkeys(text) if _keysym(c) not in present]
-    chunk_size = max(1, len(spare))
-    start = 0
-    while start < len(text):
-        # The longest piece whose missing characters fit in the spare keycodes.
-        need, end = [], start
-        while end < len(text):
-            c = text[end]
-            if c in missing and c not in need:
-                if len(need) == chunk_size:
-                    break
-                need.append(c)
-            end += 1
-        bound = {keycode: [_keysym(ch)] * width for keycode, ch in zip(spare, need)}
-        if bound:
-            _remap(d, first, mapping, bound)
-            time.sleep(0.05)
-        subprocess.run(["xdotool", "type", "--delay", str(delay_ms), "--", text[start:end]], check=True)
-        if bound:
-            time.sleep(0.05)
-            _remap(d, first, mapping, {keycode: [X.NoSymbol] * width for keycode in bound})
-        start = end
-
-def _remap(d, first, mapping, rows):
-    # rows: keycode -> keysyms, sent as one request over the keycodes between the lowest and highest
-    low, high = min(rows), max(rows)
-    d.change_keyboard_mapping(low, [rows.get(k, mapping[k - first]) for k in range(low, high + 1)])
-    d.sync()
-
-_type(TEXT, DELAY)
-"""
-
-
-def typing_code(text: str, delay_ms: int = 8) -> str:
-    """Python code for the guest's executor that types ``text`` (any Unicode) into the focused window."""
-    return f"TEXT = {text!r}\nDELAY = {int(delay_ms)}\n" + _TYPE_UNICODE
+    One typing path for both action spaces: computer_13 TYPING runs the same ``pyautogui.write``
+    an agent of the pyautogui space calls, which the guest's executor makes type every character
+    exactly and in order (``vm_server/xkeys.py``).
+    """
+    return f"pyautogui.write({text!r})"
 
 
 # -- gymnasium spaces -------------------------------------------------------------------
@@ -373,5 +304,5 @@ def action_to_json(action) -> str:
         return json.dumps(repr(action))
 
 
-__all__ = ["parse_action", "ParsedAction", "InvalidAction", "typing_command", "ACTION_SPACES", "COMPUTER_13",
+__all__ = ["parse_action", "ParsedAction", "InvalidAction", "typing_code", "ACTION_SPACES", "COMPUTER_13",
            "KEY_NAMES"]

@@ -38,89 +38,6 @@ def _lost_display(exc):
     return isinstance(exc, (xerror.ConnectionClosedError, xerror.DisplayConnectionError))
 
 
-def _keysym(ch):
-    """X keysym of one character: Latin-1 keysyms are the code point, the rest 0x01000000 + it."""
-    code = ord(ch)
-    return code if 0x20 <= code <= 0x7e or 0xa0 <= code <= 0xff else 0x01000000 + code
-
-
-def _remap(d, first, mapping, rows):
-    """Set the keysyms of several keycodes (``rows``: keycode -> keysyms) in one request.
-
-    Every request sends each client a MappingNotify, on which window managers re-grab their key
-    bindings; one request per keycode (hundreds for CJK text) kept the desktop busy for seconds.
-    """
-    if rows:
-        low, high = min(rows), max(rows)
-        d.change_keyboard_mapping(low, [rows.get(k, mapping[k - first]) for k in range(low, high + 1)])
-        d.sync()
-
-
-def _type_any_character(pyautogui):
-    """Make pyautogui.write/typewrite type characters its key table lacks (é, €, 中) instead of skipping them.
-
-    pyautogui's X11 backend presses only characters it found in the keymap at import and silently
-    does nothing for the rest. Here each missing character of a message is bound to a spare
-    keycode and added to that table for the call, then released. Binding them all before typing
-    keeps the keymap stable while keys go out (see ``desktop_env/actions.py`` for why that matters).
-    """
-    try:
-        from pyautogui import _pyautogui_x11 as x11
-        from Xlib import X
-    except ImportError:  # another platform backend, or no Xlib: leave pyautogui as it is
-        return
-    # pyautogui keeps, per character, the first keycode carrying its keysym and adds Shift for
-    # "shift characters". On a pc105 keymap the first keycode with 'less' is the ISO key, whose
-    # shifted level is 'greater', so '<' came out as '>'. Take a keycode with the keysym on the
-    # level pyautogui will press; a character without one is bound to a spare keycode when typed.
-    for c in [k for k in x11.keyboardMapping if len(k) == 1 and k.isprintable()]:
-        level = 1 if pyautogui.isShiftCharacter(c) else 0
-        codes = sorted(code for code, index in x11._display.keysym_to_keycodes(_keysym(c)) if index == level)
-        x11.keyboardMapping[c] = codes[0] if codes else None
-    original = pyautogui.typewrite
-
-    def typewrite(message, *args, **kwargs):
-        missing = ([c for c in dict.fromkeys(message) if c.isprintable() and not x11.keyboardMapping.get(c)]
-                   if isinstance(message, str) else [])
-        if not missing:
-            return original(message, *args, **kwargs)
-        d = x11._display
-        first = d.display.info.min_keycode
-        mapping = d.get_keyboard_mapping(first, d.display.info.max_keycode - first + 1)
-        width = len(mapping[0])
-        spare = [first + i for i, syms in enumerate(mapping) if not any(syms)]
-        if not spare:
-            return original(message, *args, **kwargs)
-        start = 0
-        while start < len(message):
-            # The longest piece whose missing characters fit in the spare keycodes.
-            need, end = [], start
-            while end < len(message):
-                c = message[end]
-                if c in missing and c not in need:
-                    if len(need) == len(spare):
-                        break
-                    need.append(c)
-                end += 1
-            bound = dict(zip(spare, need))
-            _remap(d, first, mapping, {keycode: [_keysym(c)] * width for keycode, c in bound.items()})
-            x11.keyboardMapping.update({c: keycode for keycode, c in bound.items()})
-            if need:
-                time.sleep(0.05)  # clients apply the new mapping (MappingNotify) before the keys arrive
-            try:
-                original(message[start:end], *args, **kwargs)
-            finally:
-                if need:
-                    time.sleep(0.05)
-                _remap(d, first, mapping, {keycode: [X.NoSymbol] * width for keycode in bound})
-                for c in need:
-                    x11.keyboardMapping.pop(c, None)
-            start = end
-
-    typewrite.__doc__ = original.__doc__
-    pyautogui.typewrite = pyautogui.write = typewrite
-
-
 def _run(code, mode, pyautogui, defaults):
     """Execute ``code`` in fresh globals; return (exit status, whether the worker must restart)."""
     pyautogui.FAILSAFE = False
@@ -156,7 +73,9 @@ def main():
     except BaseException:  # noqa: B902 - report why the import failed (no display, missing package)
         _send(replies, {"ready": False, "error": traceback.format_exc()})
         return 1
-    _type_any_character(pyautogui)
+    import xkeys  # beside this script, which Python runs from its own folder
+
+    xkeys.patch_pyautogui(pyautogui)
     defaults = {"PAUSE": pyautogui.PAUSE}
     _send(replies, {"ready": True, "pid": os.getpid()})
 

@@ -228,7 +228,7 @@ class DesktopEnv(gym.Env):
             time.sleep(parsed.seconds)
             return ""
         if parsed.kind == "typing":
-            reply = self.controller.run_python(typing_code(parsed.text), timeout_s=typing_limit(parsed.text))
+            reply = self.controller.run_pyautogui(typing_code(parsed.text), timeout_s=typing_limit(parsed.text))
         else:
             reply = self.controller.run_pyautogui(parsed.code, timeout_s=self.action_timeout_s or limit("action.code"))
         if reply.get("returncode", 0) != 0 or reply.get("status") == "error":

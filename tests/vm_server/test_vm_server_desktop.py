@@ -76,7 +76,7 @@ def test_pyautogui_write_types_non_ascii(client, apps, tmp_path):
 
 
 def test_computer_13_typing_types_many_non_ascii_characters(client, apps, tmp_path):
-    """The computer_13 TYPING code binds missing characters in rounds, one keymap request per round."""
+    """The computer_13 TYPING code binds missing characters in rounds (more than the spare keycodes)."""
     from desktop_env.actions import typing_code
 
     target = tmp_path / "typing13.txt"

@@ -1,0 +1,188 @@
+"""Typing any text into the focused X window through XTest: every character, in order, whatever the load.
+
+Used by the executor worker (imported by name: the worker runs as a script from this folder) for
+``pyautogui.write``/``typewrite``, which is also what a computer_13 TYPING action runs. Three
+hazards make keys go missing or come out doubled when the guest is slow, and each is removed here:
+
+- **X autorepeat.** A key held longer than the repeat delay (500 ms) repeats. Under emulation
+  the typing process can stall that long between a key's press and its release, and the
+  application then sees the letter 17 times. Typing runs with autorepeat off (the image also
+  turns it off for the whole session; this covers images that do not).
+- **Keymap changes racing the application.** A character missing from the keymap is typed by
+  binding its keysym to a spare keycode. A client reads the new binding only when it handles
+  the MappingNotify, in order with the key events, and it reads the keymap *as it is then*.
+  Reverting a binding right after typing (what xdotool does per character, and what this code
+  did with a 50 ms pause) loses every key a lagging client has not reached yet. Bindings are
+  therefore kept: a keycode is rebound only when every spare keycode is taken, least recently
+  used first, and then only after a pause that lets the clients catch up.
+- **Hidden per-call state.** The bindings live in this process for as long as the worker
+  does, and a new worker adopts the ones it finds, so the spare keycodes are never leaked.
+"""
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+
+#: Seconds to leave clients to catch up before a bound keycode is given another character.
+REBIND_PAUSE_S = 1.0
+
+
+def keysym_of(ch: str) -> int:
+    """X keysym of one character: Latin-1 keysyms are the code point, the rest 0x01000000 + it."""
+    code = ord(ch)
+    return code if 0x20 <= code <= 0x7e or 0xa0 <= code <= 0xff else 0x01000000 + code
+
+
+def _char_of(keysym: int) -> str | None:
+    if 0x20 <= keysym <= 0x7e or 0xa0 <= keysym <= 0xff:
+        return chr(keysym)
+    if 0x01000100 <= keysym <= 0x0110FFFF:
+        return chr(keysym - 0x01000000)
+    return None
+
+
+class SpareKeys:
+    """Spare keycodes bound to the characters the keymap lacks, kept bound, reused least recently used first.
+
+    Args:
+        display: an ``Xlib.display.Display``.
+    """
+
+    def __init__(self, display):
+        self.display = display
+        self.first = display.display.info.min_keycode
+        count = display.display.info.max_keycode - self.first + 1
+        mapping = display.get_keyboard_mapping(self.first, count)
+        self.width = len(mapping[0])
+        self.bound: OrderedDict[str, int] = OrderedDict()  # character -> keycode, least recently used first
+        self.free: list[int] = []
+        for i, syms in enumerate(mapping):
+            keycode = self.first + i
+            if not any(syms):
+                self.free.append(keycode)
+            elif (len({s for s in syms if s}) == 1 and syms[0] and (ch := _char_of(syms[0])) is not None
+                  and not ch.isascii() and ch not in self.bound):
+                # one non-ASCII keysym on every level it fills: a binding an earlier worker made (the
+                # server keeps it on the first levels only); keymaps do not look like this
+                self.bound[ch] = keycode
+        self.spare_count = len(self.free) + len(self.bound)
+
+    def bind(self, chars) -> dict[str, int]:
+        """Bind each of ``chars`` (at most ``spare_count`` distinct ones) to a keycode; returns char -> keycode.
+
+        Already bound characters keep their keycode; new ones take a free keycode, else the least
+        recently used binding of a character not in ``chars`` (after ``REBIND_PAUSE_S``).
+
+        Raises:
+            ValueError: more distinct characters than spare keycodes.
+        """
+        wanted = list(dict.fromkeys(chars))
+        if len(wanted) > self.spare_count:
+            raise ValueError(f"{len(wanted)} characters to bind but only {self.spare_count} spare keycodes")
+        rows: dict[int, list[int]] = {}
+        evicted = False
+        for ch in wanted:
+            if ch in self.bound:
+                self.bound.move_to_end(ch)
+                continue
+            if self.free:
+                keycode = self.free.pop(0)
+            else:
+                victim = next(c for c in self.bound if c not in wanted)
+                keycode = self.bound.pop(victim)
+                evicted = True
+            self.bound[ch] = keycode
+            rows[keycode] = [keysym_of(ch)] * self.width
+        if rows:
+            if evicted:
+                time.sleep(REBIND_PAUSE_S)  # keys already sent on these keycodes must be read first
+            low, high = min(rows), max(rows)
+            current = self.display.get_keyboard_mapping(low, high - low + 1)
+            # One request for the whole span: each request makes every client re-read the keymap (and
+            # window managers re-grab their keys), so one per character kept the desktop busy for seconds.
+            self.display.change_keyboard_mapping(low, [rows.get(k, list(current[k - low])) for k in range(low, high + 1)])
+            self.display.sync()
+        return {ch: self.bound[ch] for ch in wanted}
+
+
+class AutorepeatOff:
+    """Context manager: X autorepeat off inside, restored to what it was on exit."""
+
+    def __init__(self, display):
+        self.display = display
+        self.was_on = False
+
+    def __enter__(self):
+        from Xlib import X
+
+        self.was_on = bool(self.display.get_keyboard_control().global_auto_repeat)
+        if self.was_on:
+            self.display.change_keyboard_control(auto_repeat_mode=X.AutoRepeatModeOff)
+            self.display.sync()
+        return self
+
+    def __exit__(self, *exc):
+        from Xlib import X
+
+        if self.was_on:
+            self.display.change_keyboard_control(auto_repeat_mode=X.AutoRepeatModeOn)
+            self.display.sync()
+        return False
+
+
+def patch_pyautogui(pyautogui) -> None:
+    """Make ``pyautogui.write``/``typewrite`` type every character, exactly and in order, under any load.
+
+    pyautogui's X11 backend presses only characters it found in the keymap at import and silently
+    skips the rest; here the missing ones are bound to spare keycodes (kept bound, see the module
+    docstring) and typing runs with autorepeat off. A no-op on other backends.
+    """
+    try:
+        from pyautogui import _pyautogui_x11 as x11
+    except ImportError:  # another platform backend, or no Xlib: leave pyautogui as it is
+        return
+    display = x11._display
+    # pyautogui keeps, per character, the first keycode carrying its keysym and adds Shift for
+    # "shift characters". On a pc105 keymap the first keycode with 'less' is the ISO key, whose
+    # shifted level is 'greater', so '<' came out as '>'. Take a keycode with the keysym on the
+    # level pyautogui will press; a character without one is bound to a spare keycode when typed.
+    for c in [k for k in x11.keyboardMapping if len(k) == 1 and k.isprintable()]:
+        level = 1 if pyautogui.isShiftCharacter(c) else 0
+        codes = sorted(code for code, index in display.keysym_to_keycodes(keysym_of(c)) if index == level)
+        x11.keyboardMapping[c] = codes[0] if codes else None
+    keys = SpareKeys(display)
+    native = {c for c, code in x11.keyboardMapping.items() if len(c) == 1 and code}
+    x11.keyboardMapping.update(keys.bound)
+    original = pyautogui.typewrite
+
+    def bind(chars) -> None:
+        keys.bind(chars)
+        for c in [c for c in x11.keyboardMapping if len(c) == 1 and c not in native and c not in keys.bound]:
+            del x11.keyboardMapping[c]  # its keycode now types another character
+        x11.keyboardMapping.update(keys.bound)
+
+    def typewrite(message, *args, **kwargs):
+        if not isinstance(message, str):
+            return original(message, *args, **kwargs)
+        with AutorepeatOff(display):
+            missing = [c for c in dict.fromkeys(message) if c.isprintable() and c not in native]
+            if len(missing) <= keys.spare_count or not keys.spare_count:
+                bind(missing[:keys.spare_count])
+                return original(message, *args, **kwargs)
+            start = 0  # more distinct characters than spare keycodes: type in pieces that fit
+            while start < len(message):
+                need, end = [], start
+                while end < len(message):
+                    c = message[end]
+                    if c in missing and c not in need:
+                        if len(need) == keys.spare_count:
+                            break
+                        need.append(c)
+                    end += 1
+                bind(need)
+                original(message[start:end], *args, **kwargs)
+                start = end
+        return None
+
+    typewrite.__doc__ = original.__doc__
+    pyautogui.typewrite = pyautogui.write = typewrite
