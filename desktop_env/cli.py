@@ -42,14 +42,14 @@ def _build_through_sudo(args) -> int:
     Raises:
         PrivilegeError: sudo is not installed (the message says what needs root).
     """
-    from desktop_env.paths import CACHE_ENV, cache_dir
+    from desktop_env.paths import CACHE_ENV, cache_dir, repo_root
 
     sudo = shutil.which("sudo")
     if sudo is None:
         raise PrivilegeError("building an image needs root (mmdebstrap in root mode, chroot, and file ownership "
                              "in the guest filesystem) and sudo is not installed: run it as root")
     env = [f"{CACHE_ENV}={cache_dir(args.cache_dir)}",
-           "PYTHONPATH=" + os.pathsep.join(p for p in sys.path if p and Path(p).is_dir()),
+           "PYTHONPATH=" + os.pathsep.join([str(repo_root())] + [p for p in sys.path if p and Path(p).is_dir()]),
            f"PATH={os.environ.get('PATH', '')}"]
     print("building an image needs root: running it through sudo (the image stays in your cache, owned by you)",
           file=sys.stderr, flush=True)
