@@ -87,7 +87,7 @@ def run_getter(ctx: SetupContext, spec: GetterSpec | None, side: str = "result")
         raise EvaluatorError(f"getter {spec.type} ({side})", exc, _traceback_tail()) from exc
 
 
-def _call_metric(name: str, entry: Entry, where: str, task: TaskSpec, *args, **kwargs) -> float:
+def _call_metric(name: str, entry: Entry, where: str, spec: TaskSpec, /, *args, **kwargs) -> float:
     """Call a metric (or a whole evaluator); its errors become task or evaluator errors.
 
     Raises:
@@ -97,7 +97,7 @@ def _call_metric(name: str, entry: Entry, where: str, task: TaskSpec, *args, **k
     try:
         return clamp_score(entry.func(*args, **kwargs))
     except MetricError as exc:
-        raise TaskConfigError(f"{name}: {exc}", path=None if task.path is None else str(task.path),
+        raise TaskConfigError(f"{name}: {exc}", path=None if spec.path is None else str(spec.path),
                               field=where) from exc
     except (TaskConfigError, SetupError):
         raise
