@@ -9,6 +9,7 @@ from PIL import Image
 from vmsrv_harness import SCREEN, Apps, wait_until
 
 from desktop_env.configs.base import SetupError
+from desktop_env.errors import TaskConfigError
 from desktop_env.evaluators.evaluator import run_getter
 from desktop_env.tasks import GetterSpec
 
@@ -43,7 +44,7 @@ def test_vm_file_single(ctx, guest):
     data = b"col\n\xe2\x9c\x93\n" * 100
     (guest / "out.csv").write_bytes(data)
     local = _get(ctx, type="vm_file", path=str(guest / "out.csv"), dest="fetched/out.csv")
-    assert local == str(ctx.cache_path("fetched/out.csv"))
+    assert local == ctx.cache_path("fetched/out.csv")
     with open(local, "rb") as fh:
         assert fh.read() == data
     # a missing result file is scored as missing (None), not an error
@@ -70,7 +71,7 @@ def test_vm_file_multi_and_gives(ctx, guest):
     holes = _get(ctx, type="vm_file", path=[paths[0], str(guest / "gone.txt")], dest=["h/a.txt", "h/gone.txt"],
                  multi=True, gives=[0, 1])
     assert read(holes[0]) == "content of a.txt\n" and holes[1] is None
-    with pytest.raises(ValueError, match="parallel lists"):
+    with pytest.raises(TaskConfigError, match="parallel lists"):
         _get(ctx, "expected", type="vm_file", path=paths, dest=dests[:2], multi=True)
 
 
@@ -86,7 +87,7 @@ def test_list_directory(ctx, guest):
 
 def test_cache_file(ctx):
     ctx.cache_path("saved/by-step.txt").write_text("cached")
-    assert _get(ctx, type="cache_file", path="saved/by-step.txt") == str(ctx.cache_path("saved/by-step.txt"))
+    assert _get(ctx, type="cache_file", path="saved/by-step.txt") == ctx.cache_path("saved/by-step.txt")
     assert _get(ctx, type="cache_file", path="saved/never.txt") is None
     with pytest.raises(SetupError, match="escapes the cache folder"):
         _get(ctx, type="cache_file", path="../outside.txt")
@@ -175,6 +176,6 @@ def test_vm_wallpaper(ctx, guest):
     Image.new("RGB", (16, 16), (1, 2, 3)).save(image)
     ctx.controller.change_wallpaper(str(image))
     local = _get(ctx, type="vm_wallpaper")
-    assert local == str(ctx.cache_path("wallpaper.png"))
+    assert local == ctx.cache_path("wallpaper.png")
     with open(local, "rb") as fh:
         assert fh.read() == image.read_bytes()

@@ -170,7 +170,7 @@ def test_execute_saves_stdout_and_stderr_in_the_cache(suite, context, guest):
     assert (ctx.cache_dir / "logs" / "err.txt").read_text() == "err-1\n"
     assert (guest / "alias.txt").read_text() == "alias\n"
     assert run_getter(ctx, GetterSpec.from_json({"type": "cache_file", "path": "logs/out.txt"})) == \
-        str(ctx.cache_path("logs/out.txt"))
+        ctx.cache_path("logs/out.txt")
 
 
 def test_execute_until_retries_until_the_condition_holds(suite, context, guest, monkeypatch):
@@ -316,6 +316,6 @@ def test_change_wallpaper_and_read_it_back(suite, context, guest, tmp_path):
     ctx = context(task)
     run_config(ctx)
     local = run_getter(ctx, GetterSpec.from_json({"type": "vm_wallpaper", "dest": "wallpaper/current.png"}))
-    assert local == str(ctx.cache_path("wallpaper/current.png"))
+    assert local == ctx.cache_path("wallpaper/current.png")
     with Image.open(local) as got:
         assert got.size == (40, 30) and got.convert("RGB").getpixel((5, 5)) == colour

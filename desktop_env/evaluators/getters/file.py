@@ -6,7 +6,7 @@ from pathlib import Path, PurePosixPath
 
 from desktop_env.configs.base import SetupContext
 from desktop_env.configs.steps import script_command
-from desktop_env.errors import GuestServerError
+from desktop_env.errors import GuestServerError, TaskConfigError
 from desktop_env.evaluators.values import GuestText
 from desktop_env.limits import execute_limited
 from desktop_env.registry import GETTERS
@@ -59,7 +59,8 @@ def get_vm_file(ctx: SetupContext, path, dest, multi: bool = False, gives=None):
     if not multi:
         return _fetch_one(ctx, path, dest)
     if not isinstance(path, list) or not isinstance(dest, list) or len(path) != len(dest):
-        raise ValueError("vm_file with multi needs parallel lists 'path' and 'dest'")
+        raise TaskConfigError("vm_file with multi needs parallel lists 'path' and 'dest'",
+                              field="path" if not isinstance(path, list) else "dest")
     fetched = [_fetch_one(ctx, p, d) for p, d in zip(path, dest)]
     gives = [0] if gives is None else (gives if isinstance(gives, list) else [gives])
     picked = [fetched[i] for i in gives]
