@@ -8,6 +8,7 @@ from pathlib import Path, PurePosixPath
 from desktop_env.configs.base import SetupContext
 from desktop_env.evaluators.getters.file import get_vm_file, get_vm_script_output
 from desktop_env.evaluators.metrics import general
+from desktop_env.errors import TaskConfigError
 from desktop_env.registry import EVAL_DISPATCH, METRICS
 
 logger = logging.getLogger(__name__)
@@ -87,7 +88,8 @@ def eval_check_include_exclude(task, agent: SetupContext, include: list | None =
     """Run the task's ``vm_script`` (copied to ``vm_script_dest``) or ``command`` in the VM and check its output
     contains every ``include`` string and no ``exclude`` one."""
     if (vm_script is None) == (command is None):
-        raise ValueError("check_include_exclude needs exactly one of vm_script or command")
+        raise TaskConfigError("check_include_exclude needs exactly one of vm_script or command",
+                              field="evaluation.arguments")
     if vm_script is not None:
         output = get_vm_script_output(agent, vm_script, vm_script_dest)
     else:
