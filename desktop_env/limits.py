@@ -28,7 +28,8 @@ LIMITS: dict[str, tuple[float, str]] = {
     "oracle.command": (1200.0, "one shell command of a reference solution"),
     "action.code": (300.0, "one pyautogui action (code run in the guest's executor)"),
     "action.typing": (120.0, "typing: this long plus action.typing_per_char for each character"),
-    "action.typing_per_char": (0.2, "typing: the time allowed per character, on top of action.typing"),
+    "action.typing_per_char": (0.6, "typing: the time allowed per character (typing it, and the application "
+                                    "reading it), on top of action.typing"),
     "evaluator.command": (600.0, "one command or script an evaluator runs in the guest (vm_script_output, ...)"),
 }
 

@@ -17,9 +17,14 @@ hazards make keys go missing or come out doubled when the guest is slow, and eac
   used first, and then only after a pause that lets the clients catch up.
 - **Hidden per-call state.** The bindings live in this process for as long as the worker
   does, and a new worker adopts the ones it finds, so the spare keycodes are never leaked.
+
+And typing returns only once the application in front has read what was typed (its CPU use
+has settled, see ``wait_until_read``): a busy application that acts on the next action's
+shortcut before the text typed ahead of it would otherwise lose that text.
 """
 from __future__ import annotations
 
+import os
 import time
 from collections import OrderedDict
 
@@ -105,6 +110,68 @@ class SpareKeys:
         return {ch: self.bound[ch] for ch in wanted}
 
 
+#: Waiting for the application to read what was typed: sampling window and CPU share under which it is idle.
+IDLE_SAMPLE_S = 0.3
+IDLE_CPU_SHARE = 0.1
+IDLE_SAMPLES = 2
+#: Longest wait for the application: this much per character typed, plus IDLE_WAIT_BASE_S.
+IDLE_WAIT_PER_CHAR_S = 0.5
+IDLE_WAIT_BASE_S = 10.0
+
+
+def focused_pid(display) -> int | None:
+    """PID of the process owning the active window (``_NET_ACTIVE_WINDOW``'s ``_NET_WM_PID``), or None."""
+    from Xlib import X
+
+    try:
+        root = display.screen().root
+        active = root.get_full_property(display.intern_atom("_NET_ACTIVE_WINDOW"), X.AnyPropertyType)
+        if not active or not active.value or not active.value[0]:
+            return None
+        window = display.create_resource_object("window", int(active.value[0]))
+        pid = window.get_full_property(display.intern_atom("_NET_WM_PID"), X.AnyPropertyType)
+        return int(pid.value[0]) if pid and len(pid.value) else None
+    except Exception:  # noqa: BLE001 - a window gone meanwhile, no window manager: nothing to wait for
+        return None
+
+
+def _cpu_ticks(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def wait_until_read(display, timeout_s: float) -> bool:
+    """Wait until the application in front has worked through its input: its CPU use stays under
+    ``IDLE_CPU_SHARE`` for ``IDLE_SAMPLES`` windows of ``IDLE_SAMPLE_S``. Returns whether it did in time.
+
+    Typing returns once the X server has every key, but a busy application may read them minutes
+    later, and some act on a shortcut (``ctrl+s``) before the text typed ahead of it: LibreOffice
+    under emulation saved a sheet without the 73 cells typed just before the save. Waiting here
+    makes the next action start where the agent believes the application is.
+    """
+    pid = focused_pid(display)
+    if pid is None:
+        return True
+    hz = os.sysconf("SC_CLK_TCK")
+    limit_ticks = IDLE_CPU_SHARE * IDLE_SAMPLE_S * hz
+    deadline = time.monotonic() + timeout_s
+    quiet, last = 0, _cpu_ticks(pid)
+    while last is not None and time.monotonic() < deadline:
+        time.sleep(IDLE_SAMPLE_S)
+        now = _cpu_ticks(pid)
+        if now is None:
+            return True  # the application exited
+        quiet = quiet + 1 if now - last <= limit_ticks else 0
+        last = now
+        if quiet >= IDLE_SAMPLES:
+            return True
+    return last is None
+
+
 class AutorepeatOff:
     """Context manager: X autorepeat off inside, restored to what it was on exit."""
 
@@ -164,11 +231,17 @@ def patch_pyautogui(pyautogui) -> None:
     def typewrite(message, *args, **kwargs):
         if not isinstance(message, str):
             return original(message, *args, **kwargs)
+        _type(message, *args, **kwargs)
+        wait_until_read(display, IDLE_WAIT_BASE_S + IDLE_WAIT_PER_CHAR_S * len(message))
+        return None
+
+    def _type(message, *args, **kwargs):
         with AutorepeatOff(display):
             missing = [c for c in dict.fromkeys(message) if c.isprintable() and c not in native]
             if len(missing) <= keys.spare_count or not keys.spare_count:
                 bind(missing[:keys.spare_count])
-                return original(message, *args, **kwargs)
+                original(message, *args, **kwargs)
+                return
             start = 0  # more distinct characters than spare keycodes: type in pieces that fit
             while start < len(message):
                 need, end = [], start
@@ -182,7 +255,6 @@ def patch_pyautogui(pyautogui) -> None:
                 bind(need)
                 original(message[start:end], *args, **kwargs)
                 start = end
-        return None
 
     typewrite.__doc__ = original.__doc__
     pyautogui.typewrite = pyautogui.write = typewrite

@@ -17,7 +17,7 @@ def test_every_limit_is_scaled_by_one_setting(monkeypatch):
     monkeypatch.setenv(limits.SCALE_ENV, "2.5")
     assert all(limits.limit(name) == pytest.approx(2.5 * s) for name, s in base.items())
     assert limits.limit("setup.command", 450) == pytest.approx(1125)  # a task's own timeout_s is scaled too
-    assert limits.typing_limit("x" * 100) == pytest.approx(2.5 * (120 + 0.2 * 100))
+    assert limits.typing_limit("x" * 100) == pytest.approx(2.5 * (120 + 0.6 * 100))
 
 
 @pytest.mark.parametrize("bad", ["fast", "0", "-1"])

@@ -12,10 +12,10 @@ pytestmark = pytest.mark.xvfb
 READER = Path(__file__).resolve().parent / "data" / "slow_reader.py"
 
 
-def _start_reader(xsession, server_python, tmp_path, lag_s):
+def _start_reader(xsession, server_python, tmp_path, lag_s, busy_ms=0):
     paths = {k: tmp_path / k for k in ("out", "ready", "go")}
     proc = subprocess.Popen([server_python, str(READER), str(paths["out"]), str(paths["ready"]), str(paths["go"]),
-                             str(lag_s)], env=xsession.env)
+                             str(lag_s), str(busy_ms)], env=xsession.env)
     wait_until(lambda: paths["ready"].exists(), 30, "the slow reader's window")
     return proc, paths
 
@@ -66,3 +66,18 @@ def test_a_new_executor_adopts_the_bindings_it_finds(client, xsession, server_py
     after = client.run_pyautogui(code, timeout_s=60)["output"].split(None, 2)
     assert after[0] == before[0]  # the same number of spare keycodes in all
     assert "'ŵ'" in after[2] and "'ŷ'" in after[2]
+
+
+def test_typing_returns_once_a_busy_application_has_read_every_key(client, xsession, server_python, tmp_path):
+    """An application that spends CPU on each key falls behind the X server; the next action (a shortcut)
+    must not overtake the text, so typing returns only once the application in front has read it all."""
+    proc, paths = _start_reader(xsession, server_python, tmp_path, lag_s=0.0, busy_ms=40)
+    try:
+        xsession.run("xdotool", "search", "--name", "slow-reader", "windowactivate", "--sync")
+        paths["go"].touch()
+        text = "the quick brown fox jumps over the lazy dog " * 4
+        reply = client.run_pyautogui(f"pyautogui.write({text!r})", timeout_s=120)
+        assert reply["returncode"] == 0, reply
+        assert paths["out"].read_text(encoding="utf-8") == text  # read already, not seconds later
+    finally:
+        proc.kill()

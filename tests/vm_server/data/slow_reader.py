@@ -1,22 +1,31 @@
-"""A test X client that reads its key events late, as a busy application does, then writes what it typed.
+"""A test X client that reads its key events late or slowly, as a busy application does, and writes what it typed.
 
 It maps a focused window, signals readiness by creating READY, waits until GO exists plus
 LAG seconds, then drains its event queue the way Xlib clients do: a MappingNotify makes it
-re-read the keymap *as it is then*, and each KeyPress is looked up in the keymap it holds.
-The characters go to OUT when no event has come for a second.
+re-read the keymap *as it is then*, and each KeyPress is looked up in the keymap it holds
+and then costs BUSY_MS of CPU (an application doing work per key). OUT holds the characters
+read so far, rewritten after each key; it is final when no event has come for a second.
 """
 import os
 import sys
 import time
 
-from Xlib import X, XK, display
+from Xlib import X, XK, Xatom, display
 
 out, ready, go, lag = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+busy_s = float(sys.argv[5]) / 1000 if len(sys.argv) > 5 else 0.0
+
+
+def save(chars):
+    with open(out + ".tmp", "w", encoding="utf-8") as f:
+        f.write("".join(chars))
+    os.replace(out + ".tmp", out)
 d = display.Display()
 screen = d.screen()
 win = screen.root.create_window(0, 0, 400, 200, 0, screen.root_depth,
                                 event_mask=X.KeyPressMask | X.KeyReleaseMask | X.StructureNotifyMask)
 win.set_wm_name("slow-reader")
+win.change_property(d.intern_atom("_NET_WM_PID"), Xatom.CARDINAL, 32, [os.getpid()])  # as toolkits set it
 win.map()
 d.sync()
 while d.next_event().type != X.MapNotify:
@@ -45,5 +54,8 @@ while time.monotonic() - last < 1.0:
             typed.append(chr(sym))
         elif sym > 0x01000000:
             typed.append(chr(sym - 0x01000000))
-with open(out, "w", encoding="utf-8") as f:
-    f.write("".join(typed))
+        spin = time.process_time() + busy_s
+        while time.process_time() < spin:
+            pass
+        save(typed)
+save(typed)
