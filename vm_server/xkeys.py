@@ -114,6 +114,7 @@ class SpareKeys:
 IDLE_SAMPLE_S = 0.3
 IDLE_CPU_SHARE = 0.1
 IDLE_SAMPLES = 2
+RUNNABLE_PROBE_S = 0.05
 #: Longest wait for the application: this much per character typed, plus IDLE_WAIT_BASE_S.
 IDLE_WAIT_PER_CHAR_S = 0.5
 IDLE_WAIT_BASE_S = 10.0
@@ -144,14 +145,98 @@ def _cpu_ticks(pid: int) -> int | None:
         return None
 
 
+def _runnable(pid: int) -> bool:
+    """Whether a thread of ``pid`` is running or waiting for a CPU now (state R): on a host short of
+    CPU a busy application can get almost no CPU time and still not be idle."""
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                    if f.read().rsplit(")", 1)[1].split()[0] == "R":
+                        return True
+            except (OSError, IndexError):
+                continue
+    except OSError:
+        pass
+    return False
+
+
+_NETLINK_SOCK_DIAG, _SOCK_DIAG_BY_FAMILY = 4, 20
+_UDIAG_SHOW_NAME, _UDIAG_SHOW_PEER, _UDIAG_SHOW_RQLEN = 0x01, 0x04, 0x10
+_UNIX_DIAG_NAME, _UNIX_DIAG_PEER, _UNIX_DIAG_RQLEN = 0, 2, 4
+_ESTABLISHED = 1 << 1  # socket state bit (TCP_ESTABLISHED) in unix_diag_req.udiag_states
+
+
+def _unix_sockets() -> dict[int, tuple[str, int, int]]:
+    """Every connected unix socket of the machine: inode -> (bound name, peer inode, bytes unread).
+
+    One ``sock_diag`` netlink dump (what ``ss -x`` reads); an accepted socket carries the name of the
+    socket it was accepted on, so a client's peer names the server it talks to.
+    """
+    import socket
+    import struct
+
+    request = struct.pack("=BBHIIIII", socket.AF_UNIX, 0, 0, _ESTABLISHED, 0,
+                          _UDIAG_SHOW_NAME | _UDIAG_SHOW_PEER | _UDIAG_SHOW_RQLEN, 0xFFFFFFFF, 0xFFFFFFFF)
+    header = struct.pack("=IHHII", 16 + len(request), _SOCK_DIAG_BY_FAMILY, 0x1 | 0x300, 1, 0)  # REQUEST|DUMP
+    found: dict[int, tuple[str, int, int]] = {}
+    with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, _NETLINK_SOCK_DIAG) as nl:
+        nl.send(header + request)
+        while True:
+            data, offset = nl.recv(1 << 16), 0
+            while offset < len(data):
+                length, kind = struct.unpack_from("=IH", data, offset)
+                if kind == 3:  # NLMSG_DONE
+                    return found
+                if kind == 2:  # NLMSG_ERROR
+                    raise OSError("sock_diag dump failed")
+                body = data[offset + 16:offset + length]
+                inode = struct.unpack_from("=I", body, 4)[0]
+                name, peer, unread, at = "", 0, 0, 16
+                while at + 4 <= len(body):
+                    size, attr = struct.unpack_from("=HH", body, at)
+                    value = body[at + 4:at + size]
+                    if attr == _UNIX_DIAG_NAME:
+                        name = value.replace(b"\0", b"@").decode("utf-8", "replace")
+                    elif attr == _UNIX_DIAG_PEER:
+                        peer = struct.unpack_from("=I", value)[0]
+                    elif attr == _UNIX_DIAG_RQLEN:
+                        unread = struct.unpack_from("=I", value)[0]
+                    at += (size + 3) & ~3
+                found[inode] = (name, peer, unread)
+                offset += (length + 3) & ~3
+
+
+def unread_x_events(pid: int) -> int | None:
+    """Bytes the X server has sent ``pid`` that it has not read yet (events and replies on its X
+    connections), or None when that cannot be told (the process is gone, or no netlink)."""
+    try:
+        inodes = set()
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if target.startswith("socket:["):
+                inodes.add(int(target[8:-1]))
+        sockets = _unix_sockets()
+    except OSError:
+        return None
+    return sum(unread for inode, (_, peer, unread) in sockets.items()
+               if inode in inodes and ".X11-unix/X" in sockets.get(peer, ("",))[0])
+
+
 def wait_until_read(display, timeout_s: float) -> bool:
-    """Wait until the application in front has worked through its input: its CPU use stays under
-    ``IDLE_CPU_SHARE`` for ``IDLE_SAMPLES`` windows of ``IDLE_SAMPLE_S``. Returns whether it did in time.
+    """Wait until the application in front has worked through its input: nothing the X server sent it
+    is left unread on its connection, and for ``IDLE_SAMPLES`` windows of ``IDLE_SAMPLE_S`` its CPU use
+    stays under ``IDLE_CPU_SHARE`` and none of its threads is seen waiting for a CPU (sampled every
+    ``RUNNABLE_PROBE_S``). Returns whether it did in time.
 
     Typing returns once the X server has every key, but a busy application may read them minutes
     later, and some act on a shortcut (``ctrl+s``) before the text typed ahead of it: LibreOffice
     under emulation saved a sheet without the 73 cells typed just before the save. Waiting here
-    makes the next action start where the agent believes the application is.
+    makes the next action start where the agent believes the application is. An application that
+    is idle while its keys wait unread (blocked on something else) is waited for too.
     """
     pid = focused_pid(display)
     if pid is None:
@@ -161,11 +246,15 @@ def wait_until_read(display, timeout_s: float) -> bool:
     deadline = time.monotonic() + timeout_s
     quiet, last = 0, _cpu_ticks(pid)
     while last is not None and time.monotonic() < deadline:
-        time.sleep(IDLE_SAMPLE_S)
+        window_end, runnable = time.monotonic() + IDLE_SAMPLE_S, False
+        while (left := window_end - time.monotonic()) > 0:
+            time.sleep(min(RUNNABLE_PROBE_S, left))
+            runnable = runnable or _runnable(pid)
         now = _cpu_ticks(pid)
         if now is None:
             return True  # the application exited
-        quiet = quiet + 1 if now - last <= limit_ticks else 0
+        idle = now - last <= limit_ticks and not runnable and not unread_x_events(pid)
+        quiet = quiet + 1 if idle else 0
         last = now
         if quiet >= IDLE_SAMPLES:
             return True

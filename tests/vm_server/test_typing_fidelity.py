@@ -12,10 +12,10 @@ pytestmark = pytest.mark.xvfb
 READER = Path(__file__).resolve().parent / "data" / "slow_reader.py"
 
 
-def _start_reader(xsession, server_python, tmp_path, lag_s, busy_ms=0):
+def _start_reader(xsession, server_python, tmp_path, lag_s, busy_ms=0, prefix=()):
     paths = {k: tmp_path / k for k in ("out", "ready", "go")}
-    proc = subprocess.Popen([server_python, str(READER), str(paths["out"]), str(paths["ready"]), str(paths["go"]),
-                             str(lag_s), str(busy_ms)], env=xsession.env)
+    proc = subprocess.Popen([*prefix, server_python, str(READER), str(paths["out"]), str(paths["ready"]),
+                             str(paths["go"]), str(lag_s), str(busy_ms)], env=xsession.env)
     wait_until(lambda: paths["ready"].exists(), 30, "the slow reader's window")
     return proc, paths
 
@@ -81,3 +81,37 @@ def test_typing_returns_once_a_busy_application_has_read_every_key(client, xsess
         assert paths["out"].read_text(encoding="utf-8") == text  # read already, not seconds later
     finally:
         proc.kill()
+
+
+def test_typing_waits_for_an_idle_application_that_has_not_read_its_keys(client, xsession, server_python, tmp_path):
+    """An application blocked on something else uses no CPU while its keys wait unread on its X connection:
+    typing returns only once it has read them, not as soon as it looks idle."""
+    proc, paths = _start_reader(xsession, server_python, tmp_path, lag_s=4.0)
+    try:
+        xsession.run("xdotool", "search", "--name", "slow-reader", "windowactivate", "--sync")
+        paths["go"].touch()
+        text = "typed while the reader sleeps"
+        reply = client.run_pyautogui(f"pyautogui.write({text!r})", timeout_s=120)
+        assert reply["returncode"] == 0, reply
+        assert paths["out"].exists() and paths["out"].read_text(encoding="utf-8") == text
+    finally:
+        proc.kill()
+
+
+def test_typing_waits_for_a_busy_application_that_gets_almost_no_cpu(client, xsession, server_python, tmp_path):
+    """On a host short of CPU a busy application gets little CPU time and looks idle by that measure; it is
+    runnable all the while, so typing still waits until it has read every key. Here the reader runs at nice 19
+    on one CPU beside a process spinning at nice 0 (about 1.5% of that CPU)."""
+    hog = subprocess.Popen(["taskset", "-c", "0", server_python, "-c", "while True: pass"])
+    proc, paths = _start_reader(xsession, server_python, tmp_path, lag_s=0.0, busy_ms=5,
+                                prefix=("taskset", "-c", "0", "nice", "-n", "19"))
+    try:
+        xsession.run("xdotool", "search", "--name", "slow-reader", "windowactivate", "--sync")
+        paths["go"].touch()
+        text = "starved but busy"
+        reply = client.run_pyautogui(f"pyautogui.write({text!r})", timeout_s=120)
+        assert reply["returncode"] == 0, reply
+        assert paths["out"].exists() and paths["out"].read_text(encoding="utf-8") == text
+    finally:
+        proc.kill()
+        hog.kill()
