@@ -50,7 +50,8 @@ def _build_through_sudo(args) -> int:
                              "in the guest filesystem) and sudo is not installed: run it as root")
     env = [f"{CACHE_ENV}={cache_dir(args.cache_dir)}",
            "PYTHONPATH=" + os.pathsep.join([str(repo_root())] + [p for p in sys.path if p and Path(p).is_dir()]),
-           f"PATH={os.environ.get('PATH', '')}"]
+           "PATH=" + os.pathsep.join(dict.fromkeys(  # root's tools (mkfs.ext4) live in sbin, off a user's PATH
+               [p for p in os.environ.get("PATH", "").split(os.pathsep) if p] + ["/usr/local/sbin", "/usr/sbin", "/sbin"]))]
     print("building an image needs root: running it through sudo (the image stays in your cache, owned by you)",
           file=sys.stderr, flush=True)
     return subprocess.call([sudo, "env", *env, sys.executable, "-m", "desktop_env", *args.argv])

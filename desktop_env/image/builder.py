@@ -185,12 +185,13 @@ class ImageBuilder:
 
     # -- phases ---------------------------------------------------------------------
     def _preflight(self) -> None:
-        for tool, package in HOST_TOOLS.items():
-            if not shutil.which(tool):
-                raise HostToolMissing(tool, package, "build images")
+        # Root first: a normal user's PATH lacks /usr/sbin (mkfs.ext4), and the build re-runs through sudo anyway.
         if os.geteuid() != 0:
             raise PrivilegeError("building an image needs root (mmdebstrap in root mode, chroot, and file "
                                  "ownership in the guest filesystem): run it as root, or as a user with sudo")
+        for tool, package in HOST_TOOLS.items():
+            if not shutil.which(tool):
+                raise HostToolMissing(tool, package, "build images")
 
     def _package_layer(self, pkg_hash: str) -> Path:
         layer = layers_dir(self.cache) / pkg_hash
