@@ -169,7 +169,9 @@ class ImageBuilder:
         if owner is None:
             return
         uid, gid = owner
-        trees = [image.path, self.log_dir]
+        # the runtime folder too: the ready-state boot leased its ports there as root, and the user's
+        # runs create their VM folders and port locks in it
+        trees = [image.path, self.log_dir, *[t for t in (self.cache / "run",) if t.exists()]]
         home = invoking_user_home()
         # folders this build may have created on the way to the cache (~/.cache itself on a new account)
         made = [p for p in (self.cache, *self.cache.parents) if home in p.parents and p.exists() and p.stat().st_uid == 0]
