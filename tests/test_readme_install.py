@@ -4,7 +4,9 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -74,10 +76,16 @@ def test_a_user_without_root_or_sudo_gets_one_message_naming_what_needs_root(tmp
         (copy / ".ci" / name).write_bytes((ROOT / ".ci" / name).read_bytes())
     copy.chmod(0o755)
     tmp_path.chmod(0o755)
-    env = {"PATH": path_without_sudo(tmp_path), "HOME": str(tmp_path), "LANG": "C.UTF-8"}
-    proc = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
-                           *install_part(readme_first_command())],
-                          cwd=copy, env=env, capture_output=True, text=True, timeout=120)
+    # the PATH without sudo must be readable by nobody: pytest's folders above tmp_path are root's only
+    shadow = Path(tempfile.mkdtemp(prefix="no-sudo-"))
+    shadow.chmod(0o755)
+    try:
+        env = {"PATH": path_without_sudo(shadow), "HOME": str(tmp_path), "LANG": "C.UTF-8"}
+        proc = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                               *install_part(readme_first_command())],
+                              cwd=copy, env=env, capture_output=True, text=True, timeout=120)
+    finally:
+        shutil.rmtree(shadow)
     assert proc.returncode == 1
     errors = [line for line in proc.stderr.splitlines() if line.strip()]
     assert len(errors) == 1, proc.stderr
