@@ -20,6 +20,15 @@ def _start_reader(xsession, server_python, tmp_path, lag_s, busy_ms=0, prefix=()
     return proc, paths
 
 
+def _read_when_write_returns(client, xsession, paths, text: str) -> str | None:
+    """Focus the reader, let it start, type ``text`` and return what the reader had read when write() returned."""
+    xsession.run("xdotool", "search", "--name", "slow-reader", "windowactivate", "--sync")
+    paths["go"].touch()
+    reply = client.run_pyautogui(f"pyautogui.write({text!r})", timeout_s=120)
+    assert reply["returncode"] == 0, reply
+    return paths["out"].read_text(encoding="utf-8") if paths["out"].exists() else None
+
+
 def test_a_client_that_reads_its_keys_late_gets_every_non_ascii_character(client, xsession, server_python,
                                                                           tmp_path):
     """The client reads the keymap when it reaches the MappingNotify, seconds after the typing ended: the
@@ -73,12 +82,8 @@ def test_typing_returns_once_a_busy_application_has_read_every_key(client, xsess
     must not overtake the text, so typing returns only once the application in front has read it all."""
     proc, paths = _start_reader(xsession, server_python, tmp_path, lag_s=0.0, busy_ms=40)
     try:
-        xsession.run("xdotool", "search", "--name", "slow-reader", "windowactivate", "--sync")
-        paths["go"].touch()
         text = "the quick brown fox jumps over the lazy dog " * 4
-        reply = client.run_pyautogui(f"pyautogui.write({text!r})", timeout_s=120)
-        assert reply["returncode"] == 0, reply
-        assert paths["out"].read_text(encoding="utf-8") == text  # read already, not seconds later
+        assert _read_when_write_returns(client, xsession, paths, text) == text
     finally:
         proc.kill()
 
@@ -88,12 +93,8 @@ def test_typing_waits_for_an_idle_application_that_has_not_read_its_keys(client,
     typing returns only once it has read them, not as soon as it looks idle."""
     proc, paths = _start_reader(xsession, server_python, tmp_path, lag_s=4.0)
     try:
-        xsession.run("xdotool", "search", "--name", "slow-reader", "windowactivate", "--sync")
-        paths["go"].touch()
         text = "typed while the reader sleeps"
-        reply = client.run_pyautogui(f"pyautogui.write({text!r})", timeout_s=120)
-        assert reply["returncode"] == 0, reply
-        assert paths["out"].exists() and paths["out"].read_text(encoding="utf-8") == text
+        assert _read_when_write_returns(client, xsession, paths, text) == text
     finally:
         proc.kill()
 
@@ -106,12 +107,8 @@ def test_typing_waits_for_a_busy_application_that_gets_almost_no_cpu(client, xse
     proc, paths = _start_reader(xsession, server_python, tmp_path, lag_s=0.0, busy_ms=5,
                                 prefix=("taskset", "-c", "0", "nice", "-n", "19"))
     try:
-        xsession.run("xdotool", "search", "--name", "slow-reader", "windowactivate", "--sync")
-        paths["go"].touch()
         text = "starved but busy"
-        reply = client.run_pyautogui(f"pyautogui.write({text!r})", timeout_s=120)
-        assert reply["returncode"] == 0, reply
-        assert paths["out"].exists() and paths["out"].read_text(encoding="utf-8") == text
+        assert _read_when_write_returns(client, xsession, paths, text) == text
     finally:
         proc.kill()
         hog.kill()
