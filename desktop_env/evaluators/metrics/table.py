@@ -25,6 +25,7 @@ from openpyxl.utils.exceptions import CellCoordinatesException
 from openpyxl.workbook.workbook import Workbook
 from openpyxl.worksheet.dimensions import ColumnDimension, RowDimension
 
+from desktop_env.evaluators.metrics.conditional import conditional_overlay
 from desktop_env.evaluators.metrics.utils import (MetricError, OptionError, as_existing_path, cell_boxes,
                                                   check_rule_method, match_value_to_rule)
 from desktop_env.registry import METRICS
@@ -864,14 +865,29 @@ def read_style(prop: str, cell) -> Any:
     return STYLE_READERS[prop](cell)
 
 
+def shown_style(prop: str, cell, conditional: dict[str, Any] | None) -> Any:
+    """A style property as the cell shows it: set by an applying conditional rule (``conditional``, from
+    :func:`conditional_overlay`), else the cell's own. Font properties of an empty cell stay None."""
+    if conditional and prop in conditional:
+        return None if cell.value is None and prop.startswith("font_") else conditional[prop]
+    return read_style(prop, cell)
+
+
 def load_styles(book: _Book, sheet: str, props=()) -> dict[str, list]:
-    """coordinate -> [style values] for every cell of the sheet that has a value or a fill."""
+    """coordinate -> [style values as shown] for every cell of the sheet that has a value, a fill or a
+    conditional format that applies to it.
+
+    Raises:
+        UnsupportedConditionalFormat: a conditional rule of the sheet that cannot be evaluated.
+    """
+    overlay = conditional_overlay(book.wb[sheet], book.values[sheet])
     out = {}
     for row in book.wb[sheet].iter_rows():
         for c in row:
-            if c.value is None and not c.fill.fill_type:
+            conditional = overlay.get(c.coordinate)
+            if c.value is None and not c.fill.fill_type and not conditional:
                 continue
-            out[c.coordinate] = [read_style(p, c) for p in props]
+            out[c.coordinate] = [shown_style(p, c, conditional) for p in props]
     return out
 
 
@@ -1020,7 +1036,8 @@ def _rule_check_cell(rule: dict, books: _Books) -> bool:
         elif prop == "formula":
             value = book.wb[sheet][coordinate].value
         else:
-            value = read_style(prop, book.wb[sheet][coordinate])
+            overlay = conditional_overlay(book.wb[sheet], book.values[sheet])
+            value = shown_style(prop, book.wb[sheet][coordinate], overlay.get(coordinate.replace("$", "").upper()))
         if not match_value_to_rule(value, check):
             logger.info("check_cell %s!%s %s=%r fails %r", sheet, coordinate, prop, value, check)
             return False
@@ -1181,7 +1198,7 @@ RULE_TYPES: dict[str, RuleType] = {
         _pair_rule(lambda rule: lambda b, s: load_pivots(b, s, rule.get("pivot_props", []))), _PAIR,
         lambda rule, field: _check_names(rule, "pivot_props", field, list(PIVOT_READERS), "pivot property")),
     "style": RuleType(
-        "every cell with a value or fill has the same style `props`",
+        "every cell with a value, a fill or an applying conditional format shows the same style `props`",
         _pair_rule(lambda rule: lambda b, s: load_styles(b, s, rule.get("props", []))), _PAIR,
         lambda rule, field: _check_names(rule, "props", field, list(STYLE_READERS), "style property")),
     "freeze": RuleType(
