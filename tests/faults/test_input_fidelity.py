@@ -211,7 +211,12 @@ def type_into_calc(env, space: str, seed: int) -> None:
         want = entry.replace(";", ",") if entry.startswith("=") else entry  # xlsx writes , between arguments
         if ("" if value is None else str(value)) != want:
             wrong.append(f"E{row}: {value!r} instead of {want!r}")
+    if wrong:  # where did the entries go? (a cursor that was not on E1 puts them in another column)
+        wanted = {(e.replace(";", ",") if e.startswith("=") else e): i for i, e in enumerate(cells, start=1)}
+        elsewhere = [f"{c.coordinate} holds entry {wanted[str(c.value)]}" for row in saved.iter_rows() for c in row
+                     if c.column != 5 and str(c.value) in wanted][:5]
     assert not wrong, (f"{len(wrong)} of {len(cells)} cells differ: " + "; ".join(wrong[:10])
+                       + f"\ntyped entries outside column E: {elsewhere or 'none'}"
                        + f"\nwindows before the save:\n{windows}\nscreen before the save: {shot}")
 
 

@@ -11,8 +11,8 @@ import pytest
 from openpyxl.formatting.rule import CellIsRule, FormulaRule
 from openpyxl.styles import Font, PatternFill
 
-from desktop_env.evaluators.metrics.conditional import (UnsupportedConditionalFormat, _Formula, _Scope,
-                                                        conditional_overlay)
+from desktop_env.evaluators.metrics.conditional import UnsupportedConditionalFormat, conditional_overlay
+from desktop_env.evaluators.metrics.formula import Formula, Scope, UnsupportedFormula
 from desktop_env.evaluators.metrics.table import compare_table
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "conditional"
@@ -109,13 +109,13 @@ def test_a_whole_column_rule_visits_only_the_used_range(tmp_path):
     assert sorted(_overlay(path)) == ["A2", "A3"]
 
 
-# --------------------------------------------------------------------------- the formula interpreter
+# --------------------------------------------------------------------------- the formula interpreter (formula.py)
 SHEET = {(1, 1): 10.0, (2, 1): 20.0, (3, 1): "Text", (1, 2): None, (2, 2): 0.0, (3, 2): True}
 
 
 def _eval(formula, row=1, col=1, anchor=(1, 1)):
-    scope = _Scope(lambda r, c: SHEET.get((r, c)), row, col, row - anchor[0], col - anchor[1])
-    return _Formula(formula)(scope)
+    scope = Scope(lambda r, c: SHEET.get((r, c)), row, col, row - anchor[0], col - anchor[1])
+    return Formula(formula)(scope)
 
 
 @pytest.mark.parametrize("formula,value", [
@@ -147,5 +147,5 @@ def test_an_error_makes_comparisons_errors_not_true():
 
 @pytest.mark.parametrize("formula", ["Other!A1>0", "A1>", "UNKNOWNFN(A1)"])
 def test_formulas_that_cannot_be_read_say_so(formula):
-    with pytest.raises(UnsupportedConditionalFormat):
-        _Formula(formula)
+    with pytest.raises(UnsupportedFormula):
+        Formula(formula)
