@@ -230,7 +230,7 @@ class Formula:
             name = text.upper().removeprefix("_XLFN.")
             if name not in FUNCTIONS:
                 raise UnsupportedFormula(
-                    f"the formula {self.text!r} uses {name}, which the conditional-format evaluator does not know "
+                    f"the formula {self.text!r} uses {name}, which the formula interpreter does not know "
                     f"(known: {', '.join(sorted(FUNCTIONS))})")
             self._take("(")
             args: list[Node] = []
