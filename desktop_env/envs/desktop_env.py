@@ -235,6 +235,34 @@ class DesktopEnv(gym.Env):
             return (reply.get("error") or reply.get("message") or reply.get("output") or "action failed").strip()
         return ""
 
+    def run_solution_command(self, command: str | list[str], shell: bool = False, timeout_s: float | None = None) -> dict:
+        """Run one shell step of the task's reference solution in the guest; for the oracle only.
+
+        Agents have no shell action (``step`` rejects ``{"command": ...}``): the harness calls this
+        for an agent that replays the task's solution and for nothing else. The step is not
+        counted as an agent step and does not score.
+
+        Args:
+            command: an argv list, or a string run by ``sh -c`` when ``shell``.
+            timeout_s: the guest kills the command after this (default: the time limit ``oracle.command``).
+
+        Returns:
+            ``returncode`` (None when it was killed at the limit), ``output`` and ``error`` (its stdout
+            and stderr) and ``timed_out``.
+        """
+        if not self._reset_done:
+            raise DesktopEnvError("run_solution_command() called before reset(): call env.reset() first")
+        seconds = timeout_s if timeout_s is not None else limit("oracle.command")
+        try:
+            reply = self.controller.execute(command, shell=shell, timeout_s=seconds)
+        except GuestServerError as exc:
+            if exc.status != 504:  # 504: the guest killed the command at the limit
+                raise
+            body = exc.body if isinstance(exc.body, dict) else {}
+            return {"returncode": None, "output": body.get("output"), "error": body.get("error"), "timed_out": True}
+        return {"returncode": reply.get("returncode"), "output": reply.get("output"), "error": reply.get("error"),
+                "timed_out": False}
+
     def evaluate(self) -> float:
         """Score the current state against the task's evaluator (0.0 without a task)."""
         if self.task is None:
