@@ -186,13 +186,6 @@ class VerifyTable:
                            "detail": r.detail} for r in self.rows]}
 
 
-def is_infeasible(task) -> bool:
-    """Whether ``task``'s evaluator is ``infeasible`` (its right answer is FAIL)."""
-    if task.evaluator is not None:
-        return "infeasible" in task.evaluator.funcs
-    return task.evaluation is not None and getattr(task.evaluation, "name", None) == "infeasible"
-
-
 def result_folder(result_dir: Path, model: str, domain: str, task_id: str,
                   action_space: str = "pyautogui", observation_type: str = "screenshot") -> Path:
     """Where a run puts one task's results (the harness's layout, COMPAT section 1)."""
@@ -225,7 +218,7 @@ def collect(suite: str | os.PathLike, result_dirs: dict[str, Path], examples_dir
             task = load_task(path)
             runs = {m: RunScore.read(result_folder(result_dirs[m], m, domain, task_id, action_space,
                                                    observation_type)) for m in MODELS}
-            table.rows.append(TaskVerdict(domain, task_id, is_infeasible(task), runs["oracle"], runs["noop"]))
+            table.rows.append(TaskVerdict(domain, task_id, task.infeasible, runs["oracle"], runs["noop"]))
     return table
 
 

@@ -146,10 +146,11 @@ def test_human_needs_a_terminal(tmp_path):
 
 
 def test_tasks_for_another_image_profile_are_skipped_with_the_flag_to_use():
-    jobs = [{"task_id": "a", "snapshot": "data"}, {"task_id": "b", "snapshot": "base"},
-            {"task_id": "c", "snapshot": "libreoffice_calc"}, {"task_id": "d", "snapshot": None}]
+    # a task whose snapshot names another suite's snapshot (libreoffice_calc) needs no profile (TaskSpec.image_profile)
+    jobs = [{"task_id": "a", "image_profile": "data"}, {"task_id": "b", "image_profile": "base"},
+            {"task_id": "c", "image_profile": None}, {"task_id": "d", "image_profile": None}]
     runnable, skipped = split_by_image(jobs, {"name": "base-x", "profile": "base"})
-    assert [j["task_id"] for j in runnable] == ["b", "c", "d"]      # imported snapshot names are not checked
+    assert [j["task_id"] for j in runnable] == ["b", "c", "d"]
     assert skipped == {"data": 1}
     runnable, skipped = split_by_image(jobs, {"name": "data-x", "profile": "data"})
     assert [j["task_id"] for j in runnable] == ["a", "b", "c", "d"]  # data extends base

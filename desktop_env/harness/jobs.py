@@ -31,7 +31,7 @@ class Plan:
     """What a run must do.
 
     Attributes:
-        todo: jobs to run, each ``{domain, task_id, trial, path, folder, tags, related_apps, snapshot}``.
+        todo: jobs to run, each ``{domain, task_id, trial, path, folder, tags, related_apps, image_profile}``.
         records: known statuses by ``(domain, task_id, trial)`` (final ones are not run again).
         excluded: tasks skipped because they need a cloud account (``exclude_account``).
         needing_account: tasks in the plan that need a cloud account.
@@ -70,7 +70,8 @@ def plan_jobs(args) -> Plan:
             meta = {"tags": [], "related_apps": []}
             try:
                 task = load_task(path)
-                meta = {"tags": list(task.tags), "related_apps": list(task.related_apps), "snapshot": task.snapshot}
+                meta = {"tags": list(task.tags), "related_apps": list(task.related_apps),
+                        "image_profile": task.image_profile}
                 if args.exclude_account and task.needs_account:
                     plan.excluded += 1
                     continue
@@ -93,9 +94,8 @@ def plan_jobs(args) -> Plan:
 def split_by_image(todo: list[dict], image: dict) -> tuple[list[dict], dict[str, int]]:
     """(jobs this image can run, {profile: number of jobs skipped because they need it}).
 
-    A task whose ``snapshot`` names one of this repository's image profiles needs that
-    profile or one extending it (a ``data`` task does not run on ``base``; a ``base``
-    task runs on ``data``). Other snapshot names (those of imported suites) are not checked.
+    A job whose task needs an image profile (``TaskSpec.image_profile``) needs that profile or one
+    extending it (a ``data`` task does not run on ``base``; a ``base`` task runs on ``data``).
     """
     from desktop_env.image.recipe import Recipe
 
@@ -109,8 +109,8 @@ def split_by_image(todo: list[dict], image: dict) -> tuple[list[dict], dict[str,
         name = Recipe.load(name).extends
     runnable, skipped = [], {}
     for job in todo:
-        need = job.get("snapshot")
-        if need in known and need not in provided:
+        need = job.get("image_profile")
+        if need and need not in provided:
             skipped[need] = skipped.get(need, 0) + 1
         else:
             runnable.append(job)
@@ -152,7 +152,7 @@ def run_job(job: dict, args, agent, env_box: list, new_env) -> dict:
     try:
         task = load_task(job["path"])
         status["tags"], status["related_apps"] = list(task.tags), list(task.related_apps)
-        feasible = task.evaluator is None or "infeasible" not in task.evaluator.funcs
+        feasible = not task.infeasible
         for attempt in range(args.retries + 1):
             status["attempts"] = attempt + 1
             try:
