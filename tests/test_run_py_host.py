@@ -174,7 +174,7 @@ class _HostOnlyEnv:
         return b"\x89PNG\r\n\x1a\n"
 
     def step(self, action):
-        from desktop_env.configs.base import SetupContext
+        from desktop_env.session import SetupContext
         from desktop_env.evaluators.evaluator import evaluate
 
         ctx = SetupContext(controller=None, task=self.task, cache_dir=self.cache_dir)

@@ -168,7 +168,7 @@ class DesktopEnv(gym.Env):
         raise TaskConfigError(f"task_config must be a TaskSpec, a dict or a path, not {type(task).__name__}")
 
     def _context(self):
-        from desktop_env.configs.base import SetupContext
+        from desktop_env.session import SetupContext
 
         cache = self._work / (getattr(self.task, "id", None) or "no-task")
         cache.mkdir(parents=True, exist_ok=True)

@@ -7,7 +7,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from desktop_env.configs.base import NotSupportedError, SetupContext, SetupError
+from desktop_env.session import NotSupportedError, SetupContext, SetupError
 from desktop_env.configs.dispatch import run_steps
 from desktop_env.errors import DesktopEnvError, EvaluatorError, TaskConfigError
 from desktop_env.evaluators.metrics.utils import MetricError

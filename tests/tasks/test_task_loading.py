@@ -294,7 +294,7 @@ class TestWhatCallersAsk:
         assert TaskSpec.from_json(func_spelling).infeasible
 
     def test_a_mixed_list_is_scored_like_any_feasible_task(self, tmp_path):
-        from desktop_env.configs.base import SetupContext
+        from desktop_env.session import SetupContext
         from desktop_env.evaluators.evaluator import evaluate
 
         mixed = TaskSpec.from_json(minimal(evaluator={

@@ -141,7 +141,7 @@ def host_capacity(conn, vm_cpus: int, vm_memory_mb: int) -> int:
 def host_has_kvm(conn) -> bool:
     """Whether the host offers usable KVM: libvirt's kvm domain type AND a vmx/svm CPU flag.
 
-    The flag check mirrors :func:`desktop_env.providers.qemu.machine.kvm_usable`: a
+    The flag check mirrors :func:`desktop_env.machine.kvm_usable`: a
     ``/dev/kvm`` without it (nested or paravirtual setups) hangs standard guests.
     """
     import xml.etree.ElementTree as ET

@@ -25,7 +25,7 @@ from desktop_env.providers.libvirt.hosts import (HostError, HostScheduler, Lease
                                                  host_has_kvm, is_local, parse_hosts)
 from desktop_env.providers.libvirt.storage import DEFAULT_POOL, DEFAULT_POOL_PATH, HostPool, _libvirt
 from desktop_env.providers.ports import PortLease
-from desktop_env.providers.qemu.machine import MACHINE_ABI, VMSpec, resolve_accel
+from desktop_env.machine import MACHINE_ABI, VMSpec, resolve_accel
 
 log = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ from desktop_env.image.store import ImageInfo, resolve_image
 from desktop_env.paths import ports_dir, runtime_dir
 from desktop_env.providers.base import Endpoint, Provider, register_provider, set_guest_clock, wait_for_server
 from desktop_env.providers.ports import PortLease, lock_is_held
-from desktop_env.providers.qemu.machine import MACHINE_ABI, QemuMachine, VMSpec, create_overlay
+from desktop_env.machine import MACHINE_ABI, QemuMachine, VMSpec, create_overlay
 
 log = logging.getLogger(__name__)
 
@@ -280,7 +280,7 @@ class QemuProvider(Provider):
             allow_internet=self.allow_internet, vnc_port=self._vnc_port)
 
     def _state_accel(self) -> str:
-        from desktop_env.providers.qemu.machine import resolve_accel
+        from desktop_env.machine import resolve_accel
 
         saved = self.image.meta["ready_state"]["accel"]
         wanted = resolve_accel(self.accel)
