@@ -39,6 +39,7 @@ BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
         "desktop_env.evaluators.getters.file",
         "desktop_env.evaluators.getters.general",
         "desktop_env.evaluators.getters.vm",
+        "desktop_env.evaluators.metrics.csv_files",
         "desktop_env.evaluators.metrics.database",
         "desktop_env.evaluators.metrics.general",
         "desktop_env.evaluators.metrics.images",

@@ -20,7 +20,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 from desktop_env.errors import DesktopEnvError
-from desktop_env.providers.ports import try_lock_file
+from desktop_env.ports import try_lock_file
 
 log = logging.getLogger(__name__)
 
@@ -251,7 +251,7 @@ class HostScheduler:
 
     def in_use(self, spec: HostSpec) -> int:
         """Slots of ``spec`` currently held by live processes."""
-        from desktop_env.providers.ports import lock_is_held
+        from desktop_env.ports import lock_is_held
 
         return sum(1 for p in self.state_dir.glob(f"{spec.key}.slot*.lock") if lock_is_held(p))
 
