@@ -296,13 +296,5 @@ if gym is not None:
             return isinstance(other, Computer13Space) and other.screen == self.screen
 
 
-def action_to_json(action) -> str:
-    """A one-line JSON rendering of an action for trajectories and logs."""
-    try:
-        return json.dumps(action, ensure_ascii=False)
-    except TypeError:
-        return json.dumps(repr(action))
-
-
 __all__ = ["parse_action", "ParsedAction", "InvalidAction", "typing_code", "ACTION_SPACES", "COMPUTER_13",
            "KEY_NAMES"]

@@ -49,6 +49,7 @@ class DesktopEnv(gym.Env):
         action_space: ``pyautogui`` or ``computer_13``.
         screen_size: (width, height); must match the image (its ready state freezes it).
         headless: kept for compatibility (VMs here never open a window; use ``desktop-env vm vnc``).
+        os_type: kept for compatibility with callers that pass it; the guest is always the image's Linux.
         require_a11y_tree, require_terminal: include those in observations.
         cache_dir: cache directory for images and runtime state.
         accel: ``auto``, ``kvm`` or ``tcg``.
