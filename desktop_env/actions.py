@@ -1,7 +1,6 @@
 """Agent actions: validation of the computer_13 dicts and the pyautogui code space, and their translation."""
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 try:  # gymnasium is a hard requirement of the env, not of this module's users
