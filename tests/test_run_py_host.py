@@ -66,6 +66,7 @@ def test_plan_resumes_final_statuses_and_retries_infra_errors(tmp_path):
     plan = plan_jobs(args)
     todo, records, excluded = plan.todo, plan.records, plan.excluded
     assert [(j["domain"], j["trial"]) for j in todo] == [("os", 1), ("jupyter", 1)]
+    assert todo[0]["task"].id == OS_TASK  # loaded once, in the plan; the worker does not load it again
     assert records[("excel", EXCEL_TASK, 1)]["status"] == "success" and records[("excel", EXCEL_TASK, 1)]["final"]
     assert records[("os", OS_TASK, 1)]["status"] == "infra_error" and excluded == 0
     write_json_atomic(os_dir / "status.json", {"status": "timeout", "final": True, "score": 0.0})

@@ -31,7 +31,8 @@ class Plan:
     """What a run must do.
 
     Attributes:
-        todo: jobs to run, each ``{domain, task_id, trial, path, folder, tags, related_apps, image_profile}``.
+        todo: jobs to run, each ``{domain, task_id, trial, path, folder, tags, related_apps, image_profile, task}``
+            (``task``: the loaded TaskSpec, absent when the file did not load).
         records: known statuses by ``(domain, task_id, trial)`` (final ones are not run again).
         excluded: tasks skipped because they need a cloud account (``exclude_account``).
         needing_account: tasks in the plan that need a cloud account.
@@ -71,7 +72,7 @@ def plan_jobs(args) -> Plan:
             try:
                 task = load_task(path)
                 meta = {"tags": list(task.tags), "related_apps": list(task.related_apps),
-                        "image_profile": task.image_profile}
+                        "image_profile": task.image_profile, "task": task}
                 if args.exclude_account and task.needs_account:
                     plan.excluded += 1
                     continue
@@ -84,7 +85,8 @@ def plan_jobs(args) -> Plan:
                 status = read_status(folder)
                 base = {"domain": domain, "task_id": task_id, "trial": trial, **meta}
                 if status is not None:
-                    plan.records[(domain, task_id, trial)] = {**base, **status, "trial": trial}
+                    plan.records[(domain, task_id, trial)] = {**{k: v for k, v in base.items() if k != "task"},
+                                                              **status, "trial": trial}
                 if status is not None and status.get("final"):
                     continue
                 plan.todo.append({**base, "path": str(path), "folder": str(folder)})
@@ -150,7 +152,7 @@ def run_job(job: dict, args, agent, env_box: list, new_env) -> dict:
         signal.setitimer(signal.ITIMER_REAL, 0)
 
     try:
-        task = load_task(job["path"])
+        task = job.get("task") or load_task(job["path"])  # a task that did not load in the plan raises here
         status["tags"], status["related_apps"] = list(task.tags), list(task.related_apps)
         feasible = not task.infeasible
         for attempt in range(args.retries + 1):

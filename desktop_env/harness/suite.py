@@ -159,5 +159,6 @@ def _run_jobs(args, todo: list[dict], records: dict, report: Report) -> bool:
     for job in todo:
         status = read_status(Path(job["folder"]))
         if status is not None:
-            records[(job["domain"], job["task_id"], job["trial"])] = {**job, **status}
+            records[(job["domain"], job["task_id"], job["trial"])] = {**{k: v for k, v in job.items() if k != "task"},
+                                                                      **status}
     return interrupted
