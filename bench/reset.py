@@ -19,8 +19,8 @@ from _common import print_table, summary  # noqa: E402
 from desktop_env.image.recipe import Recipe  # noqa: E402
 from desktop_env.image.store import resolve_image  # noqa: E402
 from desktop_env.paths import runtime_dir  # noqa: E402
-from desktop_env.providers.ports import PortLease  # noqa: E402
-from desktop_env.providers.qemu.machine import QemuMachine, VMSpec, create_overlay  # noqa: E402
+from desktop_env.ports import PortLease  # noqa: E402
+from desktop_env.machine import QemuMachine, VMSpec, create_overlay  # noqa: E402
 from desktop_env.providers.qemu.provider import QemuProvider  # noqa: E402
 
 

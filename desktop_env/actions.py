@@ -1,7 +1,6 @@
 """Agent actions: validation of the computer_13 dicts and the pyautogui code space, and their translation."""
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 try:  # gymnasium is a hard requirement of the env, not of this module's users
@@ -294,14 +293,6 @@ if gym is not None:
 
         def __eq__(self, other) -> bool:
             return isinstance(other, Computer13Space) and other.screen == self.screen
-
-
-def action_to_json(action) -> str:
-    """A one-line JSON rendering of an action for trajectories and logs."""
-    try:
-        return json.dumps(action, ensure_ascii=False)
-    except TypeError:
-        return json.dumps(repr(action))
 
 
 __all__ = ["parse_action", "ParsedAction", "InvalidAction", "typing_code", "ACTION_SPACES", "COMPUTER_13",

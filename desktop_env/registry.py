@@ -1,4 +1,11 @@
-"""Registries of the names task files dispatch on: setup steps, getters, metrics and the func/arguments tables."""
+"""Every registry of the project, of one type: the names task files dispatch on (setup steps, getters,
+metrics, the func/arguments tables), agents by model name and VM providers.
+
+The built-in entries are listed in one place, :data:`BUILTIN_MODULES`: the modules whose import
+fills each registry, imported on the first lookup. A plugin module registers with the registry's
+decorator (``@METRICS.register``, ``@register_agent``, ``@register_provider``); no base module imports
+its own plugins.
+"""
 from __future__ import annotations
 
 import difflib
@@ -19,17 +26,33 @@ ACCOUNT = "account"          # needs a real cloud account and a filled-in settin
 UNAVAILABLE = "unavailable"  # registered so tasks load, but cannot run (reason in ``note``)
 STATUSES = (SUPPORTED, ACCOUNT, UNAVAILABLE)
 
-# Modules whose import fills the registries (each uses the ``register`` decorators).
-_BUILTIN_MODULES = (
-    "desktop_env.configs.steps",
-    "desktop_env.configs.browser",
-    "desktop_env.configs.webui",
-    "desktop_env.configs.accounts",
-    "desktop_env.evaluators.getters",
-    "desktop_env.evaluators.metrics",
-    "desktop_env.configs.dispatch",
-    "desktop_env.evaluators.dispatch",
-)
+#: The built-in entries, in one visible place: for each group of registries, the modules whose import
+#: fills it (each uses its registry's ``register`` decorator), imported in this order on first lookup.
+BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
+    "task": (
+        "desktop_env.configs.steps",
+        "desktop_env.configs.browser",
+        "desktop_env.configs.webui",
+        "desktop_env.configs.accounts",
+        "desktop_env.evaluators.getters.browser",
+        "desktop_env.evaluators.getters.cloud",
+        "desktop_env.evaluators.getters.file",
+        "desktop_env.evaluators.getters.general",
+        "desktop_env.evaluators.getters.vm",
+        "desktop_env.evaluators.metrics.csv_files",
+        "desktop_env.evaluators.metrics.database",
+        "desktop_env.evaluators.metrics.general",
+        "desktop_env.evaluators.metrics.images",
+        "desktop_env.evaluators.metrics.notebook",
+        "desktop_env.evaluators.metrics.snowflake",
+        "desktop_env.evaluators.metrics.sql",
+        "desktop_env.evaluators.metrics.table",
+        "desktop_env.configs.dispatch",
+        "desktop_env.evaluators.dispatch",
+    ),
+    "agent": ("desktop_env.agents.simple", "desktop_env.agents.human"),
+    "provider": ("desktop_env.providers.qemu.provider", "desktop_env.providers.libvirt"),
+}
 
 
 class UnknownNameError(TaskConfigError):
@@ -93,7 +116,8 @@ class Registry:
     """A plain dict of name -> :class:`Entry`, filled by the :meth:`register` decorator.
 
     Args:
-        kind: what the names are, for messages ("setup step", "getter", "metric").
+        kind: what the names are, for messages ("setup step", "getter", "metric", "agent", "provider").
+        group: the :data:`BUILTIN_MODULES` group that fills it.
         skip: names of the implementation's leading parameters that the dispatcher supplies
             (e.g. ``("ctx",)`` for setup steps, ``("result", "expected")`` for metrics); the
             remaining parameters are the JSON fields.
@@ -104,6 +128,7 @@ class Registry:
     kind: str
     skip: tuple[str, ...] = ()
     strip_prefix: str = ""
+    group: str = "task"
     entries: dict[str, Entry] = field(default_factory=dict)
 
     def register(self, name: str | None = None, *, status: str = SUPPORTED, note: str = "",
@@ -153,25 +178,25 @@ class Registry:
 
     # -- lookup ---------------------------------------------------------------
     def __contains__(self, name: object) -> bool:
-        _ensure_loaded()
+        _ensure_loaded(self.group)
         return name in self.entries
 
     def __iter__(self) -> Iterator[str]:
-        _ensure_loaded()
+        _ensure_loaded(self.group)
         return iter(sorted(self.entries))
 
     def __len__(self) -> int:
-        _ensure_loaded()
+        _ensure_loaded(self.group)
         return len(self.entries)
 
     def names(self) -> list[str]:
         """Every registered name, sorted."""
-        _ensure_loaded()
+        _ensure_loaded(self.group)
         return sorted(self.entries)
 
     def suggest(self, name: str) -> list[str]:
         """Registered names close to ``name`` (difflib), best first."""
-        _ensure_loaded()
+        _ensure_loaded(self.group)
         return difflib.get_close_matches(str(name), list(self.entries), n=3, cutoff=0.6)
 
     def get(self, name: str, path=None, field: str | None = None) -> Entry:
@@ -180,7 +205,7 @@ class Registry:
         Raises:
             UnknownNameError: no such name (with a did-you-mean, the file and the field).
         """
-        _ensure_loaded()
+        _ensure_loaded(self.group)
         try:
             return self.entries[name]
         except (KeyError, TypeError):
@@ -202,25 +227,30 @@ CONFIG_DISPATCH = Registry("config func", skip=("task", "agent"))
 #: Whole evaluators of the "func/arguments" spelling: ``func(task=TaskSpec, agent=ctx, **arguments)``.
 EVAL_DISPATCH = Registry("evaluation func", skip=("task", "agent"))
 
+#: Agents by model name: ``agent_class(**options)`` (desktop_env.agents.register_agent).
+AGENTS = Registry("agent", group="agent")
+#: VM providers by name: ``provider_class(**options)`` (desktop_env.providers.base.register_provider).
+PROVIDERS = Registry("provider", group="provider")
+
+#: The registries task files name entries of.
 ALL_REGISTRIES = (SETUP_STEPS, GETTERS, METRICS, CONFIG_DISPATCH, EVAL_DISPATCH)
 
 _load_lock = threading.RLock()
-_loaded = False
+_loaded: set[str] = set()
 
 
-def _ensure_loaded() -> None:
-    """Import the built-in implementation modules once, so the registries are full."""
-    global _loaded
-    if _loaded:
+def _ensure_loaded(group: str) -> None:
+    """Import the built-in modules of ``group`` once, so its registries are full."""
+    if group in _loaded:
         return
     with _load_lock:
-        if _loaded:
+        if group in _loaded:
             return
-        _loaded = True  # set first: the modules' own lookups must not recurse into loading
+        _loaded.add(group)  # first: the modules' own lookups must not recurse into loading
         try:
-            for mod in _BUILTIN_MODULES:
+            for mod in BUILTIN_MODULES[group]:
                 importlib.import_module(mod)
         except BaseException:
-            _loaded = False
+            _loaded.discard(group)
             raise
-        logger.debug("registries loaded: %s", {r.kind: len(r.entries) for r in ALL_REGISTRIES})
+        logger.debug("%s registries loaded", group)

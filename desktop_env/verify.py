@@ -1,9 +1,9 @@
 """Prove a suite's tasks: the oracle solves each one, and the untouched start state (noop) does not.
 
 ``desktop-env tasks verify --suite evaluation_examples/test_smoke.json --num_envs 2`` runs
-``run.py --model oracle`` and ``run.py --model noop`` (as subprocesses, each into its own
-result folder under ``--result_dir``), then reads every task's ``result.txt`` and prints
-one row per task:
+the oracle and the noop agent over the suite with the harness (as ``run.py --model oracle`` and
+``run.py --model noop`` would, each into its own result folder under ``--result_dir``), then reads
+every task's ``result.txt`` and prints one row per task:
 
 ================================  ==============================================
 verdict                           meaning
@@ -26,13 +26,12 @@ import datetime
 import json
 import logging
 import os
-import re
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from desktop_env.errors import TaskConfigError
+from desktop_env.harness.layout import RESULT_FILE, RUNTIME_LOG, STATUS_FILE, model_dir
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +43,6 @@ NOT_SCORED = "not scored"
 #: Verdicts that count as proven.
 GOOD_VERDICTS = (PROVEN, INFEASIBLE_OK)
 MODELS = ("oracle", "noop")
-_PROGRESS = re.compile(r"^(\[\d+/\d+\] |\d+(/\d+)? tasks)")
 
 
 @dataclass
@@ -66,7 +64,7 @@ class RunScore:
     def read(cls, folder: Path) -> "RunScore":
         """Read ``result.txt`` (and ``status.json`` / ``runtime.log`` for failure detail) in ``folder``."""
         out = cls()
-        result = folder / "result.txt"
+        result = folder / RESULT_FILE
         if result.is_file():
             text = result.read_text().strip()
             if text:
@@ -74,7 +72,7 @@ class RunScore:
                     out.score = float(text)
                 except ValueError:
                     out.detail = f"unreadable result.txt: {text[:60]!r}"
-        status_file = folder / "status.json"
+        status_file = folder / STATUS_FILE
         if status_file.is_file():
             try:
                 status = json.loads(status_file.read_text())
@@ -84,7 +82,7 @@ class RunScore:
             except (ValueError, AttributeError):
                 out.detail = out.detail or "unreadable status.json"
         if out.score is None and not out.detail:
-            out.detail = _last_error(folder / "runtime.log") or (
+            out.detail = _last_error(folder / RUNTIME_LOG) or (
                 "no result.txt" if folder.is_dir() else "not run")
         return out
 
@@ -188,17 +186,10 @@ class VerifyTable:
                            "detail": r.detail} for r in self.rows]}
 
 
-def is_infeasible(task) -> bool:
-    """Whether ``task``'s evaluator is ``infeasible`` (its right answer is FAIL)."""
-    if task.evaluator is not None:
-        return "infeasible" in task.evaluator.funcs
-    return task.evaluation is not None and getattr(task.evaluation, "name", None) == "infeasible"
-
-
 def result_folder(result_dir: Path, model: str, domain: str, task_id: str,
                   action_space: str = "pyautogui", observation_type: str = "screenshot") -> Path:
-    """Where run.py puts one task's results (the layout of COMPAT section 1)."""
-    return Path(result_dir) / action_space / observation_type / model / domain / task_id
+    """Where a run puts one task's results (the harness's layout, COMPAT section 1)."""
+    return model_dir(result_dir, action_space, observation_type, model) / domain / task_id
 
 
 def collect(suite: str | os.PathLike, result_dirs: dict[str, Path], examples_dir: str | os.PathLike | None = None,
@@ -227,7 +218,7 @@ def collect(suite: str | os.PathLike, result_dirs: dict[str, Path], examples_dir
             task = load_task(path)
             runs = {m: RunScore.read(result_folder(result_dirs[m], m, domain, task_id, action_space,
                                                    observation_type)) for m in MODELS}
-            table.rows.append(TaskVerdict(domain, task_id, is_infeasible(task), runs["oracle"], runs["noop"]))
+            table.rows.append(TaskVerdict(domain, task_id, task.infeasible, runs["oracle"], runs["noop"]))
     return table
 
 
@@ -251,43 +242,40 @@ def default_result_dir(suite: Path, cache_dir: str | None = None) -> Path:
 
 
 def run_model(model: str, suite: Path, result_dir: Path, num_envs: int = 1, path_to_vm: str | None = None,
-              cache_dir: str | None = None, extra_args: list[str] | None = None, python: str = sys.executable,
-              run_py: Path | None = None, timeout_s: float | None = None) -> int:
-    """Run ``run.py --model MODEL`` over ``suite`` into ``result_dir``; returns its exit status.
+              cache_dir: str | None = None, extra_args: list[str] | None = None) -> int:
+    """Run ``model`` over ``suite`` into ``result_dir`` with the harness (as ``run.py --model MODEL`` would);
+    returns the run's exit status (run.py's).
 
-    run.py's output goes to ``result_dir/run.log`` (and to this logger at INFO).
+    The run's progress lines and its workers' logs go to ``result_dir/run.log``; progress lines also
+    go to this logger at INFO.
+
+    Raises:
+        KeyboardInterrupt: the run was interrupted (Ctrl-C or SIGTERM); finished tasks are kept.
     """
-    from desktop_env.paths import repo_root
+    from desktop_env.harness.options import parse_args
+    from desktop_env.harness.suite import run_suite
 
-    run_py = run_py or repo_root() / "run.py"
-    cmd = [python, str(run_py), "--model", model, "--test_all_meta_path", str(suite),
-           "--test_config_base_dir", str(suite.parent), "--result_dir", str(result_dir),
-           "--num_envs", str(num_envs)]
+    argv = ["--model", model, "--test_all_meta_path", str(suite), "--test_config_base_dir", str(suite.parent),
+            "--result_dir", str(result_dir), "--num_envs", str(num_envs)]
     if path_to_vm:
-        cmd += ["--path_to_vm", path_to_vm]
+        argv += ["--path_to_vm", path_to_vm]
     if cache_dir:
-        cmd += ["--cache_dir", cache_dir]
-    cmd += list(extra_args or [])
+        argv += ["--cache_dir", cache_dir]
+    argv += list(extra_args or [])
+    args = parse_args(argv)
     result_dir.mkdir(parents=True, exist_ok=True)
-    log.info("running %s", " ".join(cmd))
+    args.worker_log = str(result_dir / "run.log")
+    log.info("running %s over %s into %s", model, suite, result_dir)
     with open(result_dir / "run.log", "a") as out:
-        proc = subprocess.Popen(cmd, cwd=run_py.parent, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, bufsize=1)
-        try:
-            assert proc.stdout is not None
-            for line in proc.stdout:
-                out.write(line)
-                out.flush()
-                if _PROGRESS.match(line):  # run.py's own progress lines, not worker logs and tracebacks
-                    log.info("%s: %s", model, line.rstrip()[:300])
-            return proc.wait(timeout=timeout_s)
-        finally:
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(60)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
+        def report(line: str, error: bool = False) -> None:
+            out.write(line + "\n")
+            out.flush()
+            log.log(logging.WARNING if error else logging.INFO, "%s: %s", model, line.strip()[:300])
+
+        outcome = run_suite(args, report)
+    if outcome.exit_code == 130:
+        raise KeyboardInterrupt(f"the {model} run was interrupted")
+    return outcome.exit_code
 
 
 def verify(suite: str | os.PathLike, result_dir: str | os.PathLike | None = None, num_envs: int = 1,
@@ -318,9 +306,9 @@ def verify(suite: str | os.PathLike, result_dir: str | os.PathLike | None = None
     for model in models:
         rc = run_model(model, suite, dirs[model], num_envs, path_to_vm, cache_dir, extra_args)
         if rc != 0:
-            log.warning("run.py --model %s exited %d (details in %s)", model, rc, dirs[model] / "run.log")
+            log.warning("the %s run exited %d (details in %s)", model, rc, dirs[model] / "run.log")
             lines = (dirs[model] / "run.log").read_text(errors="replace").strip().splitlines()
-            crashed[model] = f"run.py exited {rc}: {lines[-1][:200] if lines else 'no output'}"
+            crashed[model] = f"the run exited {rc}: {lines[-1][:200] if lines else 'no output'}"
     table = collect(suite, dirs)
     for row in table.rows:  # a run.py that died before the task: say why instead of "not run"
         for model, why in crashed.items():

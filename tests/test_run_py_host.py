@@ -1,11 +1,16 @@
 """run.py without a VM: flags, status semantics, resume planning, summary with pass@k, --exclude_account, manifest."""
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from desktop_env.harness.jobs import job_folder, plan_jobs, run_job, split_by_image
+from desktop_env.harness.layout import write_json_atomic
+from desktop_env.harness.options import parse_args
+from desktop_env.harness.status import classify
+from desktop_env.harness.summary import format_summary, summarize
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "tests/data/tasks_samples/good/evaluation_examples"
@@ -14,22 +19,14 @@ EXCEL_TASK = "0a1b2c3d-0000-4000-8000-000000000002"
 BQ_TASK = "0a1b2c3d-0000-4000-8000-000000000004"
 
 
-@pytest.fixture(scope="module")
-def run_py():
-    spec = importlib.util.spec_from_file_location("run_py", ROOT / "run.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def write_index(tmp_path, index):
     path = tmp_path / "index.json"
     path.write_text(json.dumps(index))
     return path
 
 
-def args_for(run_py, tmp_path, index, *extra):
-    return run_py.config(["--test_all_meta_path", str(write_index(tmp_path, index)), "--test_config_base_dir",
+def args_for(tmp_path, index, *extra):
+    return parse_args(["--test_all_meta_path", str(write_index(tmp_path, index)), "--test_config_base_dir",
                           str(SAMPLES), "--result_dir", str(tmp_path / "results"), *extra])
 
 
@@ -42,48 +39,50 @@ def args_for(run_py, tmp_path, index, *extra):
     (0.5, "DONE", False, True, "wrong_result"),
     (0.0, "PYAUTOGUI", False, True, "wrong_result"),
 ])
-def test_classify(run_py, score, last, parse_error, feasible, status):
-    assert run_py.classify(score, last, parse_error, feasible) == status
+def test_classify(score, last, parse_error, feasible, status):
+    assert classify(score, last, parse_error, feasible) == status
 
 
-def test_flags_and_help(run_py):
+def test_flags_and_help():
     out = subprocess.run([sys.executable, "run.py", "--help"], cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0 and "not implemented" not in out.stdout
     for flag in ("--base_url", "--api_key_env", "--model_screen", "--trials", "--exclude_account", "--seed", "som"):
         assert flag in out.stdout
     with pytest.raises(SystemExit):
-        run_py.config(["--model_screen", "big"])
+        parse_args(["--model_screen", "big"])
     with pytest.raises(SystemExit):
-        run_py.config(["--model", "human", "--num_envs", "2"])
-    assert run_py.config(["--model_screen", "1024x768"]).model_screen_size == (1024, 768)
+        parse_args(["--model", "human", "--num_envs", "2"])
+    assert parse_args(["--model_screen", "1024x768"]).model_screen_size == (1024, 768)
 
 
-def test_plan_resumes_final_statuses_and_retries_infra_errors(run_py, tmp_path):
+def test_plan_resumes_final_statuses_and_retries_infra_errors(tmp_path):
     index = {"os": [OS_TASK], "excel": [EXCEL_TASK], "jupyter": ["0a1b2c3d-0000-4000-8000-000000000003"]}
-    args = args_for(run_py, tmp_path, index)
-    os_dir, excel_dir = run_py.task_dir(args, "os", OS_TASK), run_py.task_dir(args, "excel", EXCEL_TASK)
+    args = args_for(tmp_path, index)
+    os_dir, excel_dir = job_folder(args, "os", OS_TASK), job_folder(args, "excel", EXCEL_TASK)
     os_dir.mkdir(parents=True)
     excel_dir.mkdir(parents=True)
-    run_py.write_json_atomic(os_dir / "status.json", {"status": "infra_error", "final": False, "score": None})
+    write_json_atomic(os_dir / "status.json", {"status": "infra_error", "final": False, "score": None})
     (excel_dir / "result.txt").write_text("1.0\n")  # a legacy folder: final
-    todo, records, excluded = run_py.plan_jobs(args)
+    plan = plan_jobs(args)
+    todo, records, excluded = plan.todo, plan.records, plan.excluded
     assert [(j["domain"], j["trial"]) for j in todo] == [("os", 1), ("jupyter", 1)]
+    assert todo[0]["task"].id == OS_TASK  # loaded once, in the plan; the worker does not load it again
     assert records[("excel", EXCEL_TASK, 1)]["status"] == "success" and records[("excel", EXCEL_TASK, 1)]["final"]
     assert records[("os", OS_TASK, 1)]["status"] == "infra_error" and excluded == 0
-    run_py.write_json_atomic(os_dir / "status.json", {"status": "timeout", "final": True, "score": 0.0})
-    todo, _, _ = run_py.plan_jobs(args)
+    write_json_atomic(os_dir / "status.json", {"status": "timeout", "final": True, "score": 0.0})
+    todo = plan_jobs(args).todo
     assert [j["domain"] for j in todo] == ["jupyter"]
     # trials go to trial_<k> folders
-    args3 = args_for(run_py, tmp_path, {"os": [OS_TASK]}, "--trials", "3")
-    todo, _, _ = run_py.plan_jobs(args3)
+    args3 = args_for(tmp_path, {"os": [OS_TASK]}, "--trials", "3")
+    todo = plan_jobs(args3).todo
     assert [Path(j["folder"]).name for j in todo] == ["trial_1", "trial_2", "trial_3"]
     assert Path(todo[0]["folder"]).parent == os_dir
 
 
-def test_missing_task_file_is_a_clear_error(run_py, tmp_path):
-    args = args_for(run_py, tmp_path, {"os": ["00000000-0000-4000-8000-00000000dead"]})
+def test_missing_task_file_is_a_clear_error(tmp_path):
+    args = args_for(tmp_path, {"os": ["00000000-0000-4000-8000-00000000dead"]})
     with pytest.raises(Exception, match="00000000-0000-4000-8000-00000000dead has no file under"):
-        run_py.plan_jobs(args)
+        plan_jobs(args)
 
 
 def record(task, status, score, trial=1, steps=3, domain="os", tags=("cli", "verbose", "data_warehousing")):
@@ -92,13 +91,13 @@ def record(task, status, score, trial=1, steps=3, domain="os", tags=("cli", "ver
             "tags": list(tags), "error": "VMError: died" if status == "infra_error" else None}
 
 
-def test_summary_mean_pass_at_k_groups_and_infra_apart(run_py, tmp_path):
-    args = args_for(run_py, tmp_path, {"os": [OS_TASK]}, "--trials", "2")
+def test_summary_mean_pass_at_k_groups_and_infra_apart(tmp_path):
+    args = args_for(tmp_path, {"os": [OS_TASK]}, "--trials", "2")
     records = [record("a", "success", 1.0, 1), record("a", "wrong_result", 0.0, 2),
                record("b", "agent_fail", 0.0, 1, tags=("gui", "abstract")), record("b", "parse_error", 0.0, 2,
                                                                                    tags=("gui", "abstract")),
                record("c", "infra_error", None, 1, domain="excel"), record("d", "task_error", None, 1)]
-    summary = run_py.summarize(args, records, [], 1)
+    summary = summarize(args, records, [], 1)
     overall = summary["overall"]
     assert (overall["tasks"], overall["runs"], overall["mean_score"], overall["pass_at_k"]) == (2, 4, 0.25, 0.5)
     assert overall["success_rate"] == 0.25 and overall["mean_steps"] == 3 and summary["k"] == 2
@@ -108,7 +107,7 @@ def test_summary_mean_pass_at_k_groups_and_infra_apart(run_py, tmp_path):
     assert summary["statuses"] == {"success": 1, "wrong_result": 1, "agent_fail": 1, "parse_error": 1,
                                    "infra_error": 1, "task_error": 1}
     assert summary["infra_errors"] == [{"domain": "excel", "task_id": "c", "trial": 1, "error": "VMError: died"}]
-    table = run_py.format_summary(summary)
+    table = format_summary(summary)
     assert "pass@2" in table and "infra errors (not in the scores):" in table and "excel/c trial 1" in table
     assert "guidance: verbose" in table
 
@@ -147,16 +146,17 @@ def test_human_needs_a_terminal(tmp_path):
     assert out.returncode == 2 and "not a TTY" in out.stderr
 
 
-def test_tasks_for_another_image_profile_are_skipped_with_the_flag_to_use(run_py):
-    jobs = [{"task_id": "a", "snapshot": "data"}, {"task_id": "b", "snapshot": "base"},
-            {"task_id": "c", "snapshot": "libreoffice_calc"}, {"task_id": "d", "snapshot": None}]
-    runnable, skipped = run_py.split_by_image(jobs, {"name": "base-x", "profile": "base"})
-    assert [j["task_id"] for j in runnable] == ["b", "c", "d"]      # imported snapshot names are not checked
+def test_tasks_for_another_image_profile_are_skipped_with_the_flag_to_use():
+    # a task whose snapshot names another suite's snapshot (libreoffice_calc) needs no profile (TaskSpec.image_profile)
+    jobs = [{"task_id": "a", "image_profile": "data"}, {"task_id": "b", "image_profile": "base"},
+            {"task_id": "c", "image_profile": None}, {"task_id": "d", "image_profile": None}]
+    runnable, skipped = split_by_image(jobs, {"name": "base-x", "profile": "base"})
+    assert [j["task_id"] for j in runnable] == ["b", "c", "d"]
     assert skipped == {"data": 1}
-    runnable, skipped = run_py.split_by_image(jobs, {"name": "data-x", "profile": "data"})
+    runnable, skipped = split_by_image(jobs, {"name": "data-x", "profile": "data"})
     assert [j["task_id"] for j in runnable] == ["a", "b", "c", "d"]  # data extends base
     assert skipped == {}
-    runnable, skipped = run_py.split_by_image(jobs, {"error": "no image"})
+    runnable, skipped = split_by_image(jobs, {"error": "no image"})
     assert len(runnable) == 4 and skipped == {}
 
 
@@ -175,7 +175,7 @@ class _HostOnlyEnv:
         return b"\x89PNG\r\n\x1a\n"
 
     def step(self, action):
-        from desktop_env.configs.base import SetupContext
+        from desktop_env.session import SetupContext
         from desktop_env.evaluators.evaluator import evaluate
 
         ctx = SetupContext(controller=None, task=self.task, cache_dir=self.cache_dir)
@@ -185,7 +185,7 @@ class _HostOnlyEnv:
         pass
 
 
-def test_a_crashing_metric_is_an_evaluator_error_not_a_wrong_result(run_py, tmp_path):
+def test_a_crashing_metric_is_an_evaluator_error_not_a_wrong_result(tmp_path):
     """A grader bug: status evaluator_error with the traceback's tail, no result.txt, out of the success rate."""
     from desktop_env.agents.simple import NoopAgent
     from desktop_env.registry import METRICS
@@ -199,11 +199,11 @@ def test_a_crashing_metric_is_an_evaluator_error_not_a_wrong_result(run_py, tmp_
         (task_dir / f"{OS_TASK}.json").write_text(json.dumps({
             "id": OS_TASK, "instruction": "x", "config": [],
             "evaluator": {"func": "test_run_py_crashing_metric", "result": {"type": "rule", "rules": "b"}}}))
-        args = args_for(run_py, tmp_path, {"os": [OS_TASK]}, "--model", "noop")
+        args = args_for(tmp_path, {"os": [OS_TASK]}, "--model", "noop")
         folder = tmp_path / "results/os" / OS_TASK
         job = {"task_id": OS_TASK, "domain": "os", "trial": 1, "folder": str(folder),
                "path": str(task_dir / f"{OS_TASK}.json")}
-        status = run_py.run_job(job, args, NoopAgent(), [_HostOnlyEnv(tmp_path / "cache")], None)
+        status = run_job(job, args, NoopAgent(), [_HostOnlyEnv(tmp_path / "cache")], None)
     finally:
         del METRICS.entries["test_run_py_crashing_metric"]
     assert status["status"] == "evaluator_error" and status["final"] and status["score"] is None
@@ -212,9 +212,64 @@ def test_a_crashing_metric_is_an_evaluator_error_not_a_wrong_result(run_py, tmp_
     written = json.loads((folder / "status.json").read_text())
     assert written["status"] == "evaluator_error" and "KeyError" in written["traceback"]
     assert not (folder / "result.txt").exists()
-    summary = run_py.summarize(args, [{**record("t", "success", 1.0), "final": True},
+    summary = summarize(args, [{**record("t", "success", 1.0), "final": True},
                                       {**job, **written, "tags": []}], [], 0)
     assert summary["overall"]["success_rate"] == 1.0 and summary["overall"]["runs"] == 1
     assert summary["statuses"] == {"success": 1, "evaluator_error": 1}
     assert summary["evaluator_errors"][0]["task_id"] == OS_TASK
-    assert "evaluator errors (not in the scores):" in run_py.format_summary(summary)
+    assert "evaluator errors (not in the scores):" in format_summary(summary)
+
+
+class _ScriptedAgent:
+    """Gives one fixed list of actions, then DONE."""
+
+    def __init__(self, actions, replays_solution=False):
+        from desktop_env.agents.base import TurnInfo
+
+        self.actions, self.replays_solution, self.turn = list(actions), replays_solution, TurnInfo()
+        self.last_turn = self.turn
+
+    def reset(self, task, env):
+        pass
+
+    def predict(self, instruction, obs):
+        out, self.actions = (self.actions, ["DONE"]) if self.actions else (["DONE"], [])
+        return "", out
+
+
+class _RecordingEnv(_HostOnlyEnv):
+    """Records which path each action took: env.step or the solution-command method."""
+
+    def __init__(self, cache_dir):
+        super().__init__(cache_dir)
+        self.steps, self.commands = [], []
+
+    def step(self, action):
+        self.steps.append(action)
+        if action == "DONE":
+            return super().step(action)
+        return {}, 0.0, False, False, {"error": "invalid action"} if isinstance(action, dict) else {}
+
+    def run_solution_command(self, command, shell=False, timeout_s=None):
+        self.commands.append(command)
+        return {"returncode": 0, "output": "", "error": "", "timed_out": False}
+
+
+@pytest.mark.parametrize("replays_solution", [False, True])
+def test_only_the_oracle_reaches_a_shell(tmp_path, replays_solution):
+    """Every agent action goes through env.step; a shell step goes to run_solution_command only for an
+    agent that replays the task's solution, so agents have no shell action."""
+    from desktop_env.harness.episode import run_episode
+    from desktop_env.tasks import load_task
+
+    task = load_task(SAMPLES / "examples/os" / OS_TASK / f"{OS_TASK}.json")
+    env = _RecordingEnv(tmp_path / "cache")
+    agent = _ScriptedAgent([{"command": "touch /tmp/x", "shell": True}], replays_solution)
+    args = parse_args(["--max_steps", "5"])
+    folder = tmp_path / "episode"
+    folder.mkdir()
+    run_episode(env, agent, task, args, folder, deadline=float("inf"))
+    if replays_solution:
+        assert env.commands == ["touch /tmp/x"] and env.steps == ["DONE"]
+    else:
+        assert env.commands == [] and env.steps == [{"command": "touch /tmp/x", "shell": True}, "DONE"]

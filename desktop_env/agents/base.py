@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from desktop_env.errors import DesktopEnvError
+from desktop_env.registry import AGENTS
 
 
 @dataclass
@@ -56,27 +57,20 @@ class Agent:
         raise NotImplementedError
 
 
-_AGENTS: dict[str, Callable[..., Agent]] = {}
-
-
 def register_agent(name: str):
-    """Class decorator adding an agent under a model name (duplicates refused)."""
+    """Class decorator adding an agent under a model name (duplicates refused), in
+    :data:`desktop_env.registry.AGENTS`."""
 
     def deco(cls):
-        if name in _AGENTS:
-            raise ValueError(f"agent {name!r} is already registered")
         cls.name = name
-        _AGENTS[name] = cls
-        return cls
+        return AGENTS.register(name)(cls)
 
     return deco
 
 
 def builtin_agents() -> list[str]:
     """The names of the registered agents that need no model API."""
-    from desktop_env.agents import human, simple  # noqa: F401 - registers the built-in agents
-
-    return sorted(_AGENTS)
+    return AGENTS.names()
 
 
 def create_agent(model: str, **options: Any) -> Agent:
@@ -90,8 +84,8 @@ def create_agent(model: str, **options: Any) -> Agent:
             (e.g. no API key; the message names the variable).
     """
     names = builtin_agents()
-    if model in _AGENTS:
-        return _AGENTS[model](**options)
+    if model in AGENTS:
+        return AGENTS[model](**options)
     close = difflib.get_close_matches(model, names, n=1, cutoff=0.7)
     if close:
         raise DesktopEnvError(f"unknown model {model!r}: not a built-in agent ({', '.join(names)}); "

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from desktop_env.configs.base import SetupError
+from desktop_env.session import SetupError
 
 logger = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from desktop_env.configs.base import SetupContext, SetupError
+from desktop_env.session import SetupContext, SetupError
 from desktop_env.errors import GuestServerError
 from desktop_env.limits import limit
 from desktop_env.registry import SETUP_STEPS

@@ -12,7 +12,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Iterator
 
-from desktop_env.configs.base import NotSupportedError, SetupContext, SetupError
+from desktop_env.session import NotSupportedError, SetupContext, SetupError
 from desktop_env.configs.browser import cdp_base_url
 from desktop_env.limits import limit
 

@@ -9,7 +9,7 @@ import desktop_env.configs.accounts  # noqa: F401  (the four imports fill SETUP_
 import desktop_env.configs.browser  # noqa: F401
 import desktop_env.configs.steps  # noqa: F401
 import desktop_env.configs.webui  # noqa: F401
-from desktop_env.configs.base import SetupContext, SetupError
+from desktop_env.session import SetupContext, SetupError
 from desktop_env.registry import CONFIG_DISPATCH, SETUP_STEPS, Entry
 from desktop_env.tasks import SPELLING_FUNC, StepSpec
 

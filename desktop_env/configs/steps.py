@@ -11,7 +11,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path, PurePosixPath
 
-from desktop_env.configs.base import SetupContext, SetupError, execute_checked
+from desktop_env.session import SetupContext, SetupError, execute_checked
 from desktop_env.limits import execute_limited, limit
 from desktop_env.registry import SETUP_STEPS
 from desktop_env.tasks import is_remote_url, strip_file_scheme

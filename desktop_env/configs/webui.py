@@ -13,7 +13,7 @@ import logging
 import time
 from typing import Callable
 
-from desktop_env.configs.base import NotSupportedError, SetupContext, SetupError, ToolNotInImage
+from desktop_env.session import NotSupportedError, SetupContext, SetupError, ToolNotInImage
 from desktop_env.configs.cdp import cdp_browser, open_page
 from desktop_env.registry import SETUP_STEPS, UNAVAILABLE
 

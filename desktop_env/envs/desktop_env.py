@@ -49,6 +49,7 @@ class DesktopEnv(gym.Env):
         action_space: ``pyautogui`` or ``computer_13``.
         screen_size: (width, height); must match the image (its ready state freezes it).
         headless: kept for compatibility (VMs here never open a window; use ``desktop-env vm vnc``).
+        os_type: kept for compatibility with callers that pass it; the guest is always the image's Linux.
         require_a11y_tree, require_terminal: include those in observations.
         cache_dir: cache directory for images and runtime state.
         accel: ``auto``, ``kvm`` or ``tcg``.
@@ -168,7 +169,7 @@ class DesktopEnv(gym.Env):
         raise TaskConfigError(f"task_config must be a TaskSpec, a dict or a path, not {type(task).__name__}")
 
     def _context(self):
-        from desktop_env.configs.base import SetupContext
+        from desktop_env.session import SetupContext
 
         cache = self._work / (getattr(self.task, "id", None) or "no-task")
         cache.mkdir(parents=True, exist_ok=True)
@@ -234,6 +235,34 @@ class DesktopEnv(gym.Env):
         if reply.get("returncode", 0) != 0 or reply.get("status") == "error":
             return (reply.get("error") or reply.get("message") or reply.get("output") or "action failed").strip()
         return ""
+
+    def run_solution_command(self, command: str | list[str], shell: bool = False, timeout_s: float | None = None) -> dict:
+        """Run one shell step of the task's reference solution in the guest; for the oracle only.
+
+        Agents have no shell action (``step`` rejects ``{"command": ...}``): the harness calls this
+        for an agent that replays the task's solution and for nothing else. The step is not
+        counted as an agent step and does not score.
+
+        Args:
+            command: an argv list, or a string run by ``sh -c`` when ``shell``.
+            timeout_s: the guest kills the command after this (default: the time limit ``oracle.command``).
+
+        Returns:
+            ``returncode`` (None when it was killed at the limit), ``output`` and ``error`` (its stdout
+            and stderr) and ``timed_out``.
+        """
+        if not self._reset_done:
+            raise DesktopEnvError("run_solution_command() called before reset(): call env.reset() first")
+        seconds = timeout_s if timeout_s is not None else limit("oracle.command")
+        try:
+            reply = self.controller.execute(command, shell=shell, timeout_s=seconds)
+        except GuestServerError as exc:
+            if exc.status != 504:  # 504: the guest killed the command at the limit
+                raise
+            body = exc.body if isinstance(exc.body, dict) else {}
+            return {"returncode": None, "output": body.get("output"), "error": body.get("error"), "timed_out": True}
+        return {"returncode": reply.get("returncode"), "output": reply.get("output"), "error": reply.get("error"),
+                "timed_out": False}
 
     def evaluate(self) -> float:
         """Score the current state against the task's evaluator (0.0 without a task)."""

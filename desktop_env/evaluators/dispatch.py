@@ -5,7 +5,7 @@ import inspect
 import logging
 from pathlib import Path, PurePosixPath
 
-from desktop_env.configs.base import SetupContext
+from desktop_env.session import SetupContext
 from desktop_env.evaluators.getters.file import get_vm_file, get_vm_script_output
 from desktop_env.evaluators.metrics import general
 from desktop_env.errors import TaskConfigError

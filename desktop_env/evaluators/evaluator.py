@@ -7,7 +7,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from desktop_env.configs.base import NotSupportedError, SetupContext, SetupError
+from desktop_env.session import NotSupportedError, SetupContext, SetupError
 from desktop_env.configs.dispatch import run_steps
 from desktop_env.errors import DesktopEnvError, EvaluatorError, TaskConfigError
 from desktop_env.evaluators.metrics.utils import MetricError
@@ -16,7 +16,6 @@ from desktop_env.tasks import EvaluatorSpec, GetterSpec, TaskSpec
 
 logger = logging.getLogger(__name__)
 
-INFEASIBLE = "infeasible"
 
 
 def is_fail(action: Any) -> bool:
@@ -168,20 +167,16 @@ def evaluate(task: TaskSpec, ctx: SetupContext, last_action: Any = None) -> floa
             records ``evaluator_error``, not a score).
     """
     failed = is_fail(last_action)
+    if task.infeasible:
+        return 1.0 if failed else 0.0
+    if failed:
+        return 0.0
     if task.evaluation is not None:
         name = task.evaluation.name
-        if name == INFEASIBLE:
-            return 1.0 if failed else 0.0
-        if failed:
-            return 0.0
         entry = EVAL_DISPATCH.get(name)
         return _call_metric(name, entry, "evaluation.arguments", task, task=task, agent=ctx,
                             **_kwargs(entry, task.evaluation.params))
     ev = task.evaluator
-    if all(f == INFEASIBLE for f in ev.funcs):
-        return 1.0 if failed else 0.0
-    if failed:
-        return 0.0
     if ev.postconfig:
         run_steps(ctx, ev.postconfig, "evaluator.postconfig")
     return _evaluate_metrics(ev, ctx)

@@ -24,8 +24,8 @@ from desktop_env.image.store import ImageInfo, find_image, human_size, images_di
 from desktop_env.paths import cache_dir as default_cache_dir
 from desktop_env.paths import invoking_user_home, sudo_caller
 from desktop_env.paths import repo_root
-from desktop_env.providers.ports import PortLease
-from desktop_env.providers.qemu.machine import MACHINE_ABI, QemuMachine, VMSpec, wait_settled
+from desktop_env.ports import PortLease
+from desktop_env.machine import MACHINE_ABI, QemuMachine, VMSpec, wait_settled
 
 log = logging.getLogger(__name__)
 

@@ -109,6 +109,28 @@ def find_image(profile: str, cache: Path | None = None, assembly_hash: str | Non
     return None
 
 
+def check_restorable(image: ImageInfo, screen_size: tuple[int, int] | None = None) -> None:
+    """Check that a provider can restore ``image``'s ready state here, at ``screen_size`` (None: any).
+
+    Raises:
+        ImageNotFound: the image was built for another machine ABI (the message says how to rebuild).
+        ScreenSizeMismatch: its ready state froze another screen size.
+    """
+    from desktop_env.errors import ScreenSizeMismatch
+    from desktop_env.machine import MACHINE_ABI
+
+    if image.meta.get("machine_abi") != MACHINE_ABI:
+        raise ImageNotFound(f"image {image.name} was built for machine ABI {image.meta.get('machine_abi')}, "
+                            f"this version uses {MACHINE_ABI}; rebuild it: desktop-env image build --profile "
+                            f"{image.profile}")
+    if screen_size is not None and tuple(screen_size) != image.screen:
+        w, h = screen_size
+        raise ScreenSizeMismatch(
+            f"image {image.name} has a {image.meta['screen']} screen frozen in its ready state, "
+            f"but {w}x{h} was requested; build an image with that size: "
+            f"desktop-env image build --profile {image.profile} --screen {w}x{h}")
+
+
 def resolve_image(ref: str, cache: Path | None = None) -> ImageInfo:
     """Find an image by name, by profile (newest), or by a path to its folder.
 

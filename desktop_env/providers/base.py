@@ -6,9 +6,9 @@ import difflib
 import logging
 import time
 from dataclasses import dataclass
-from typing import Callable
 
 from desktop_env.errors import DesktopEnvError
+from desktop_env.registry import PROVIDERS
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +103,6 @@ class Provider(abc.ABC):
         self.stop()
 
 
-_PROVIDERS: dict[str, Callable[..., Provider]] = {}
 
 
 
@@ -157,14 +156,12 @@ def wait_for_server(session, server_url: str, timeout_s: float, check_alive, pol
 
 
 def register_provider(name: str):
-    """Class decorator adding a provider to the registry under ``name`` (duplicates refused)."""
+    """Class decorator adding a provider under ``name`` (duplicates refused), in
+    :data:`desktop_env.registry.PROVIDERS`."""
 
     def deco(cls):
-        if name in _PROVIDERS:
-            raise ValueError(f"provider {name!r} is already registered")
         cls.name = name
-        _PROVIDERS[name] = cls
-        return cls
+        return PROVIDERS.register(name)(cls)
 
     return deco
 
@@ -175,26 +172,13 @@ def create_provider(name: str, **kwargs) -> Provider:
     Raises:
         DesktopEnvError: unknown name, with a did-you-mean.
     """
-    _load_builtin()
-    if name not in _PROVIDERS:
-        close = difflib.get_close_matches(name, list(_PROVIDERS), n=1)
+    if name not in PROVIDERS:
+        close = difflib.get_close_matches(name, PROVIDERS.names(), n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise DesktopEnvError(f"unknown provider {name!r} (known: {', '.join(sorted(_PROVIDERS))}){hint}")
-    return _PROVIDERS[name](**kwargs)
+        raise DesktopEnvError(f"unknown provider {name!r} (known: {', '.join(PROVIDERS.names())}){hint}")
+    return PROVIDERS[name](**kwargs)
 
 
 def provider_names() -> list[str]:
     """Registered provider names."""
-    _load_builtin()
-    return sorted(_PROVIDERS)
-
-
-def _load_builtin() -> None:
-    import importlib
-    import importlib.util
-
-    importlib.import_module("desktop_env.providers.qemu.provider")
-    # Optional providers register themselves when their module exists.
-    for module in ("desktop_env.providers.libvirt",):
-        if importlib.util.find_spec(module) is not None:
-            importlib.import_module(module)
+    return PROVIDERS.names()

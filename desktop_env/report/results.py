@@ -11,20 +11,19 @@ from pathlib import Path
 from typing import Any
 
 from desktop_env.errors import DesktopEnvError
+from desktop_env.harness.layout import RESULT_FILE, RUNTIME_LOG, STATUS_FILE, TRAJECTORY_FILE
+from desktop_env.harness.status import STATUSES
 from desktop_env.report.actions import action_parts, summarize
 
 logger = logging.getLogger(__name__)
 
-#: Every status ``status.json`` may hold; all but ``success`` are failure kinds.
-STATUSES = ("success", "wrong_result", "agent_fail", "parse_error", "timeout", "infra_error", "task_error",
-            "evaluator_error")
 FAILURE_KINDS = STATUSES[1:]
 #: Scores at or above this count as a success when a folder has no status.json.
 SUCCESS_SCORE = 1.0 - 1e-9
 
 _STEP_PNG = re.compile(r"^step_(\d+)_(\d{8}@\d{6}\d*)\.png$")
 _TRIAL = re.compile(r"^trial_(\d+)$")
-_TASK_FILES = ("status.json", "result.txt", "traj.jsonl")
+_TASK_FILES = (STATUS_FILE, RESULT_FILE, TRAJECTORY_FILE)
 # words in runtime.log that tell why an old-style folder has no result.txt
 _TIMEOUT_WORDS = ("TimeoutError", "exceeded --task_timeout")
 _TASK_ERROR_WORDS = ("cannot run:", "TaskConfigError")
@@ -187,8 +186,8 @@ def _derive(result: TaskResult) -> None:
     """Fill status, score, steps and duration of a folder written without status.json."""
     folder = result.folder
     result.derived = True
-    text = (folder / "result.txt").read_text().strip() if (folder / "result.txt").is_file() else ""
-    log_text = (folder / "runtime.log").read_text(errors="replace") if (folder / "runtime.log").is_file() else ""
+    text = (folder / RESULT_FILE).read_text().strip() if (folder / RESULT_FILE).is_file() else ""
+    log_text = (folder / RUNTIME_LOG).read_text(errors="replace") if (folder / RUNTIME_LOG).is_file() else ""
     result.steps = len(result.trajectory)
     shots = [(n, _stamp_time(_STEP_PNG.match(p.name).group(2))) for n, p in result.screenshots().items()]
     times = [t for _, t in shots if t is not None]
@@ -240,9 +239,9 @@ def _apply_status(result: TaskResult, status: dict, path: Path) -> None:
     result.started, result.finished = status.get("started"), status.get("finished")
     result.tags = list(status.get("tags") or [])
     result.related_apps = list(status.get("related_apps") or [])
-    if result.score is None and (path.parent / "result.txt").is_file():
+    if result.score is None and (path.parent / RESULT_FILE).is_file():
         try:
-            result.score = float((path.parent / "result.txt").read_text().strip())
+            result.score = float((path.parent / RESULT_FILE).read_text().strip())
         except ValueError:
             pass
 
@@ -262,8 +261,8 @@ def load_task_folder(folder: Path, root: Path) -> TaskResult:
     action_space, observation_type, model, domain, task_id = (pad + list(parts))[-5:]
     result = TaskResult(folder=folder, root=root, task_id=task_id, domain=domain, model=model,
                         action_space=action_space, observation_type=observation_type, trial=trial)
-    result.trajectory = read_trajectory(folder / "traj.jsonl")
-    status_path = folder / "status.json"
+    result.trajectory = read_trajectory(folder / TRAJECTORY_FILE)
+    status_path = folder / STATUS_FILE
     if status_path.is_file():
         status = _read_json(status_path)
         if not isinstance(status, dict):

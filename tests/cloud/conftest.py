@@ -11,7 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from desktop_env.configs.base import SetupContext
+from desktop_env.session import SetupContext
 from desktop_env.tasks import load_task
 
 TID = "c10dc10d-0000-4000-8000-000000000001"

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from desktop_env.configs import accounts
-from desktop_env.configs.base import AccountRequired, NotSupportedError, ToolNotInImage
+from desktop_env.session import AccountRequired, NotSupportedError, ToolNotInImage
 from desktop_env.registry import ACCOUNT, GETTERS, SETUP_STEPS, SUPPORTED, UNAVAILABLE
 
 #: name -> "module::test" exercising it against a local server speaking the vendor's wire format

@@ -7,7 +7,7 @@ import pytest
 
 from desktop_env.cloud.base import CloudAPIError
 from desktop_env.cloud.servicenow import ServiceNowClient
-from desktop_env.configs.base import AccountRequired, NotSupportedError
+from desktop_env.session import AccountRequired, NotSupportedError
 from desktop_env.registry import SETUP_STEPS
 
 SETTINGS = "evaluation_examples/settings/servicenow/settings.json"

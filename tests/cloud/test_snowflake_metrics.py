@@ -12,7 +12,7 @@ pytest.importorskip("snowflake.connector")
 from test_snowflake import SETTINGS, TEXT, SnowflakeState  # noqa: E402  (tests/cloud is on sys.path)
 
 from desktop_env.cloud.base import CloudAPIError  # noqa: E402
-from desktop_env.configs.base import AccountRequired  # noqa: E402
+from desktop_env.session import AccountRequired  # noqa: E402
 from desktop_env.evaluators.metrics.utils import MetricError  # noqa: E402
 from desktop_env.registry import ACCOUNT, GETTERS, METRICS  # noqa: E402
 from desktop_env.tasks import load_task  # noqa: E402

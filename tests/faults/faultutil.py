@@ -19,7 +19,7 @@ def leftovers(run_dir: Path, ports=()) -> list[str]:
     """What a finished run left behind: VM folders (overlay, QMP socket) in its runtime folder, QEMU
     processes, and lock files of ``ports`` that nobody holds (port locks live in the shared cache)."""
     from desktop_env.paths import ports_dir
-    from desktop_env.providers.ports import lock_is_held
+    from desktop_env.ports import lock_is_held
 
     found = [str(p) for p in (run_dir / "vms").glob("*")] if (run_dir / "vms").exists() else []
     for port in sorted(set(ports)):

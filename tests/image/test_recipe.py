@@ -12,7 +12,7 @@ from desktop_env.image.builder import host_mirror
 from desktop_env.image.recipe import Recipe, parse_screen
 from desktop_env.image.store import export_image, find_image, import_image, list_images, resolve_image
 from desktop_env.paths import repo_root
-from desktop_env.providers.qemu.machine import MACHINE_ABI
+from desktop_env.machine import MACHINE_ABI
 
 
 def test_base_profile_loads_with_locked_pins():

@@ -9,7 +9,7 @@ from desktop_env.providers.libvirt.domain import DomainFiles, domain_xml
 from desktop_env.providers.libvirt.hosts import (HostError, HostScheduler, HostSpec, forward_route, host_capacity,
                                                  is_local, parse_hosts, uri_transport)
 from desktop_env.providers.libvirt.storage import SAVE_HEADER, StorageError, parse_save_header, save_header
-from desktop_env.providers.qemu.machine import VMSpec
+from desktop_env.machine import VMSpec
 
 pytestmark = pytest.mark.libvirt
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from desktop_env.evaluators.metrics.table import compare_csv, compare_table
+from desktop_env.evaluators.metrics.csv_files import compare_csv
+from desktop_env.evaluators.metrics.table import compare_table
 from desktop_env.evaluators.metrics.utils import MetricError
 
 

@@ -6,7 +6,9 @@ import openpyxl
 import pytest
 from openpyxl.worksheet.datavalidation import DataValidation
 
-from desktop_env.evaluators.metrics.table import compare_table, display_text, fuzzy_ratio
+from desktop_env.evaluators.metrics.fuzzy import fuzzy_ratio
+from desktop_env.evaluators.metrics.number_format import display_text
+from desktop_env.evaluators.metrics.table import compare_table
 from tests.metrics.conftest import add_sparklines
 
 

@@ -10,8 +10,8 @@ import pytest
 
 from desktop_env.errors import VMLaunchError
 from desktop_env.providers.base import create_provider, provider_names
-from desktop_env.providers.ports import PortLease, lock_is_held
-from desktop_env.providers.qemu.machine import QemuMachine, VMSpec, build_command, kvm_usable, resolve_accel
+from desktop_env.ports import PortLease, lock_is_held
+from desktop_env.machine import QemuMachine, VMSpec, build_command, kvm_usable, resolve_accel
 
 
 def test_command_isolated_and_loopback_only(tmp_path):

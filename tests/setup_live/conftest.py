@@ -38,7 +38,7 @@ server = _vmsrv.server
 client = _vmsrv.client
 apps = _vmsrv.apps
 
-from desktop_env.configs.base import SetupContext  # noqa: E402
+from desktop_env.session import SetupContext  # noqa: E402
 from desktop_env.tasks import TaskSpec, load_task  # noqa: E402
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop_env.configs.base import NotSupportedError, SetupError
+from desktop_env.session import NotSupportedError, SetupError
 from desktop_env.configs.dispatch import run_step
 from desktop_env.evaluators.evaluator import run_getter
 from desktop_env.paths import cache_dir

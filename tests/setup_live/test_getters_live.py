@@ -8,7 +8,7 @@ import pytest
 from PIL import Image
 from vmsrv_harness import SCREEN, Apps, wait_until
 
-from desktop_env.configs.base import SetupError
+from desktop_env.session import SetupError
 from desktop_env.errors import TaskConfigError
 from desktop_env.evaluators.evaluator import run_getter
 from desktop_env.tasks import GetterSpec

@@ -13,7 +13,7 @@ from PIL import Image
 from vmsrv_harness import wait_until
 
 from desktop_env.configs import steps
-from desktop_env.configs.base import SetupError
+from desktop_env.session import SetupError
 from desktop_env.configs.dispatch import run_config, run_step, run_steps
 from desktop_env.errors import GuestServerError
 from desktop_env.evaluators.evaluator import run_getter

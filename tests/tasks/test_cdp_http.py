@@ -9,7 +9,7 @@ import urllib.parse
 import pytest
 
 from desktop_env.configs import browser
-from desktop_env.configs.base import SetupContext
+from desktop_env.session import SetupContext
 from desktop_env.evaluators.getters.browser import get_active_tab_info, get_active_url_from_access_tree
 from desktop_env.tasks import SPELLING_FUNC, StepSpec, TaskSpec
 

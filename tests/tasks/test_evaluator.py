@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from desktop_env.configs.base import SetupContext, SetupError
+from desktop_env.session import SetupContext, SetupError
 from desktop_env.evaluators.evaluator import clamp_score, combine, evaluate, is_fail
 from desktop_env.tasks import load_task
 

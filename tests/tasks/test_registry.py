@@ -111,3 +111,45 @@ def test_eval_dispatch_entries_are_whole_evaluators():
     assert e.required == ("vm_result", "local_expected")
     assert "ignore_order" in e.accepted and e.host_paths == ("local_expected",)
     assert reg.EVAL_DISPATCH.get("compare_table").required == ("vm_result",)
+
+
+def test_every_module_that_registers_is_listed_in_one_place():
+    """The built-in entries are the modules of registry.BUILTIN_MODULES: a module that registers
+    anything (``@X.register``, ``@register_agent``, ``@register_provider``) is listed there."""
+    import re
+    from pathlib import Path
+
+    from desktop_env.registry import BUILTIN_MODULES
+
+    root = Path(__file__).resolve().parents[2]
+    listed = {m for group in BUILTIN_MODULES.values() for m in group}
+    pattern = re.compile(r"^@(\w+\.register\b|register_agent\(|register_provider\()", re.M)
+    registering = set()
+    for path in (root / "desktop_env").rglob("*.py"):
+        if pattern.search(path.read_text()):
+            module = ".".join(path.relative_to(root).with_suffix("").parts)
+            registering.add(module.removesuffix(".__init__"))
+    # a package listed stands for the modules it imports (desktop_env.providers.libvirt -> its provider)
+    unlisted = {m for m in registering if m not in listed and m.rsplit(".", 1)[0] not in listed}
+    assert registering and not unlisted, f"modules that register but are not in BUILTIN_MODULES: {sorted(unlisted)}"
+
+
+def test_base_modules_do_not_import_their_plugins():
+    """Importing an agent or provider base (or a metrics/getters package) loads no plugin: plugins load
+    on the first registry lookup, from BUILTIN_MODULES."""
+    import subprocess
+    import sys
+
+    code = ("import sys, desktop_env.agents.base, desktop_env.providers.base, desktop_env.evaluators.metrics, "
+            "desktop_env.evaluators.getters\n"
+            "plugins = ['desktop_env.agents.simple', 'desktop_env.agents.human', 'desktop_env.providers.qemu.provider',"
+            " 'desktop_env.evaluators.metrics.table', 'desktop_env.evaluators.getters.vm']\n"
+            "print([p for p in plugins if p in sys.modules])\n"
+            "from desktop_env.agents.base import builtin_agents\n"
+            "print(builtin_agents())\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         cwd=str(__import__("pathlib").Path(__file__).resolve().parents[2]))
+    assert out.returncode == 0, out.stderr
+    first, second = out.stdout.splitlines()[:2]
+    assert first == "[]"
+    assert "oracle" in second and "noop" in second

@@ -9,7 +9,7 @@ import threading
 import pytest
 
 from desktop_env.configs import accounts, browser, steps
-from desktop_env.configs.base import AccountRequired, NotSupportedError, SetupContext, SetupError, ToolNotInImage
+from desktop_env.session import AccountRequired, NotSupportedError, SetupContext, SetupError, ToolNotInImage
 from desktop_env.evaluators.getters.file import get_cache_file, get_local_file
 from desktop_env.registry import GETTERS, SETUP_STEPS
 from desktop_env.tasks import TaskFileNotFound, load_task

@@ -279,3 +279,44 @@ def test_func_arguments_spelling_checks_metric_options_at_load():
     with pytest.raises(TaskConfigError, match="did you mean 'check_cell'") as err:
         TaskSpec.from_json(task)
     assert err.value.field == "evaluation.arguments.rules[0].type"
+
+
+class TestWhatCallersAsk:
+    """One answer per question, on the spec: every caller (harness, evaluator, verify) reads these."""
+
+    def test_infeasible_only_when_infeasible_is_the_only_metric(self):
+        assert TaskSpec.from_json(minimal()).infeasible
+        assert TaskSpec.from_json(minimal(evaluator={"func": ["infeasible", "infeasible"]})).infeasible
+        mixed = minimal(evaluator={"func": ["infeasible", "exact_match"], "result": [{}, {"type": "rule", "rules": "a"}],
+                                   "expected": [{}, {"type": "rule", "rules": "a"}]})
+        assert not TaskSpec.from_json(mixed).infeasible
+        func_spelling = {"id": TID, "instruction": "Do it.", "config": [], "evaluation": {"func": "infeasible"}}
+        assert TaskSpec.from_json(func_spelling).infeasible
+
+    def test_a_mixed_list_is_scored_like_any_feasible_task(self, tmp_path):
+        from desktop_env.session import SetupContext
+        from desktop_env.evaluators.evaluator import evaluate
+
+        mixed = TaskSpec.from_json(minimal(evaluator={
+            "func": ["infeasible", "exact_match"], "conj": "or",
+            "result": [{}, {"type": "rule", "rules": "a"}], "expected": [{}, {"type": "rule", "rules": "a"}]}))
+        ctx = SetupContext(controller=None, task=mixed, cache_dir=tmp_path)
+        assert evaluate(mixed, ctx, last_action="FAIL") == 0.0   # FAIL is wrong on a feasible task
+        assert evaluate(mixed, ctx, last_action="DONE") == 1.0   # exact_match holds, conj "or"
+
+    @pytest.mark.parametrize("snapshot,profile", [("data", "data"), ("base", "base"), ("libreoffice_calc", None),
+                                                  (None, None)])
+    def test_image_profile_is_a_snapshot_naming_one_of_our_profiles(self, snapshot, profile):
+        assert TaskSpec.from_json(minimal(snapshot=snapshot)).image_profile == profile
+
+    def test_solution_kind(self, tmp_path):
+        command, action = {"command": "true"}, {"action": "DONE"}
+        assert TaskSpec.from_json(minimal(solution=[command])).solution_kind == "commands"
+        assert TaskSpec.from_json(minimal(solution=[action])).solution_kind == "gui"
+        assert TaskSpec.from_json(minimal(solution=[command, action])).solution_kind == "mixed"
+        assert TaskSpec.from_json(minimal()).solution_kind is None
+        folder = tmp_path / TID
+        folder.mkdir()
+        (folder / "solution.sh").write_text("true\n")
+        (folder / f"{TID}.json").write_text(json.dumps(minimal()))
+        assert load_task(folder).solution_kind == "commands"

@@ -4,7 +4,7 @@ from __future__ import annotations
 import logging
 from typing import Callable
 
-from desktop_env.configs.base import SetupContext, ToolNotInImage
+from desktop_env.session import SetupContext, ToolNotInImage
 from desktop_env.configs.browser import _cdp_http, cdp_base_url
 from desktop_env.configs.cdp import cdp_browser, find_page
 from desktop_env.evaluators.getters.file import get_vm_script_output

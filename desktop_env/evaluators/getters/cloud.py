@@ -5,9 +5,9 @@ import logging
 from pathlib import Path, PurePosixPath
 
 from desktop_env.cloud.base import CloudNotFound
-from desktop_env.configs.accounts import (DOCS, VENDORS, WORKARENA_MISSING, bigquery_for, dbt_cloud_for,
-                                          drive_for, snowflake_for)
-from desktop_env.configs.base import NotSupportedError, SetupContext, SetupError, ToolNotInImage
+from desktop_env.cloud.accounts import (DOCS, VENDORS, WORKARENA_MISSING, bigquery_for, dbt_cloud_for,
+                                        drive_for, snowflake_for)
+from desktop_env.session import NotSupportedError, SetupContext, SetupError, ToolNotInImage
 from desktop_env.registry import ACCOUNT, GETTERS, UNAVAILABLE
 
 logger = logging.getLogger(__name__)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path, PurePosixPath
 
-from desktop_env.configs.base import SetupContext
+from desktop_env.session import SetupContext
 from desktop_env.configs.steps import script_command
 from desktop_env.errors import GuestServerError, TaskConfigError
 from desktop_env.evaluators.values import GuestText

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from desktop_env.configs.base import SetupContext
+from desktop_env.session import SetupContext
 from desktop_env.registry import GETTERS
 
 

@@ -1,4 +1,4 @@
-"""Metrics: ``metric(result, expected, **options)`` returns a score in [0, 1]."""
-from desktop_env.evaluators.metrics import (  # noqa: F401  (fill METRICS)
-    database, general, images, notebook, snowflake, sql, table,
-)
+"""Metrics: ``metric(result, expected, **options)`` returns a score in [0, 1].
+
+Each module registers its metrics with ``@METRICS.register``; desktop_env.registry.BUILTIN_MODULES lists them.
+"""

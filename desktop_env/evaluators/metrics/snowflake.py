@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from desktop_env.cloud.base import CloudAPIError, Settings
-from desktop_env.configs.accounts import DOCS, VENDORS, settings_file_for
-from desktop_env.configs.base import AccountRequired
+from desktop_env.cloud.accounts import DOCS, VENDORS, settings_file_for
+from desktop_env.session import AccountRequired
 from desktop_env.evaluators.metrics.utils import MetricError
 from desktop_env.registry import ACCOUNT, METRICS
 from desktop_env.tasks import find_suite_root

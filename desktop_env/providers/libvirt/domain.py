@@ -1,7 +1,7 @@
 """Domain XML for libvirt, generated from the QEMU provider's VMSpec with the same guest hardware.
 
 The image's ready state was saved by ``qemu-system-x86_64`` with the command line of
-:func:`desktop_env.providers.qemu.machine.build_command`; a migration stream only
+:func:`desktop_env.machine.build_command`; a migration stream only
 loads into the same devices at the same PCI addresses, so every device here is pinned
 to the slot QEMU assigned there (VGA 1, xHCI 2, virtio-rng 3, virtio-blk 4,
 virtio-net 5 on ``pcie.0``).
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from xml.sax.saxutils import quoteattr
 
-from desktop_env.providers.qemu.machine import VMSpec
+from desktop_env.machine import VMSpec
 
 QEMU_NS = "http://libvirt.org/schemas/domain/qemu/1.0"
 #: Namespace of this project's element in a domain's <metadata>.

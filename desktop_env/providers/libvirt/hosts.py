@@ -20,7 +20,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 from desktop_env.errors import DesktopEnvError
-from desktop_env.providers.ports import try_lock_file
+from desktop_env.ports import try_lock_file
 
 log = logging.getLogger(__name__)
 
@@ -141,7 +141,7 @@ def host_capacity(conn, vm_cpus: int, vm_memory_mb: int) -> int:
 def host_has_kvm(conn) -> bool:
     """Whether the host offers usable KVM: libvirt's kvm domain type AND a vmx/svm CPU flag.
 
-    The flag check mirrors :func:`desktop_env.providers.qemu.machine.kvm_usable`: a
+    The flag check mirrors :func:`desktop_env.machine.kvm_usable`: a
     ``/dev/kvm`` without it (nested or paravirtual setups) hangs standard guests.
     """
     import xml.etree.ElementTree as ET
@@ -251,7 +251,7 @@ class HostScheduler:
 
     def in_use(self, spec: HostSpec) -> int:
         """Slots of ``spec`` currently held by live processes."""
-        from desktop_env.providers.ports import lock_is_held
+        from desktop_env.ports import lock_is_held
 
         return sum(1 for p in self.state_dir.glob(f"{spec.key}.slot*.lock") if lock_is_held(p))
 

@@ -16,16 +16,16 @@ from pathlib import Path
 
 import requests
 
-from desktop_env.errors import DesktopEnvError, ImageNotFound, ScreenSizeMismatch, SnapshotError, VMError
-from desktop_env.image.store import ImageInfo, resolve_image
+from desktop_env.errors import DesktopEnvError, ImageNotFound, SnapshotError, VMError
+from desktop_env.image.store import ImageInfo, check_restorable, resolve_image
 from desktop_env.paths import runtime_dir
 from desktop_env.providers.base import Endpoint, Provider, register_provider, set_guest_clock, wait_for_server
 from desktop_env.providers.libvirt.domain import META_NS, DomainFiles, domain_xml
 from desktop_env.providers.libvirt.hosts import (HostError, HostScheduler, Lease, SSHTunnel, forward_route,
                                                  host_has_kvm, is_local, parse_hosts)
 from desktop_env.providers.libvirt.storage import DEFAULT_POOL, DEFAULT_POOL_PATH, HostPool, _libvirt
-from desktop_env.providers.ports import PortLease
-from desktop_env.providers.qemu.machine import MACHINE_ABI, VMSpec, resolve_accel
+from desktop_env.ports import PortLease
+from desktop_env.machine import VMSpec, resolve_accel
 
 log = logging.getLogger(__name__)
 
@@ -96,19 +96,10 @@ class LibvirtProvider(Provider):
                  hosts_state_dir: Path | None = None, cooldown_s: float = 600.0, **_ignored):
         ref = image if image is not None else (path_to_vm or "base")
         self.image = ref if isinstance(ref, ImageInfo) else resolve_image(str(ref), cache_dir)
-        if self.image.meta.get("machine_abi") != MACHINE_ABI:
-            raise ImageNotFound(f"image {self.image.name} was built for machine ABI "
-                                f"{self.image.meta.get('machine_abi')}, this version uses {MACHINE_ABI}; "
-                                f"rebuild it: desktop-env image build --profile {self.image.profile}")
+        check_restorable(self.image, screen_size)
         if not self.image.meta["files"].get("state"):
             raise ImageNotFound(f"image {self.image.name} has no saved ready state; the libvirt provider restores "
                                 "built images only")
-        if screen_size is not None and tuple(screen_size) != self.image.screen:
-            w, h = screen_size
-            raise ScreenSizeMismatch(
-                f"image {self.image.name} has a {self.image.meta['screen']} screen frozen in its ready state, "
-                f"but {w}x{h} was requested; build an image with that size: "
-                f"desktop-env image build --profile {self.image.profile} --screen {w}x{h}")
         self.cache_dir = cache_dir
         self.host_specs = parse_hosts(hosts if hosts else (uri or None))
         for host in self.host_specs:  # an unreachable in-VM server fails here, not after a restore

@@ -16,8 +16,8 @@ import requests
 from desktop_env.errors import HostToolMissing, ImageNotFound, VMError
 from desktop_env.image.store import ImageInfo
 from desktop_env.paths import cache_dir as default_cache_dir
-from desktop_env.providers.ports import PortLease
-from desktop_env.providers.qemu.machine import (GUEST_CDP_PORT, GUEST_SERVER_PORT, MACHINE_ABI, QemuMachine, VMSpec,
+from desktop_env.ports import PortLease
+from desktop_env.machine import (GUEST_CDP_PORT, GUEST_SERVER_PORT, MACHINE_ABI, QemuMachine, VMSpec,
                                                 create_overlay, wait_settled)
 
 log = logging.getLogger(__name__)

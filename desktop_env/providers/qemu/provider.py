@@ -17,12 +17,12 @@ from pathlib import Path
 
 import requests
 
-from desktop_env.errors import ImageNotFound, ScreenSizeMismatch, SnapshotError, VMError
-from desktop_env.image.store import ImageInfo, resolve_image
+from desktop_env.errors import SnapshotError, VMError
+from desktop_env.image.store import ImageInfo, check_restorable, resolve_image
 from desktop_env.paths import ports_dir, runtime_dir
 from desktop_env.providers.base import Endpoint, Provider, register_provider, set_guest_clock, wait_for_server
-from desktop_env.providers.ports import PortLease, lock_is_held
-from desktop_env.providers.qemu.machine import MACHINE_ABI, QemuMachine, VMSpec, create_overlay
+from desktop_env.ports import PortLease, lock_is_held
+from desktop_env.machine import QemuMachine, VMSpec, create_overlay
 
 log = logging.getLogger(__name__)
 
@@ -157,16 +157,7 @@ class QemuProvider(Provider):
                 memory_mb=memory_mb, cpus=cpus, token=server_token)
         else:
             self.image = resolve_image(str(ref), cache_dir)
-        if self.image.meta.get("machine_abi") != MACHINE_ABI:
-            raise ImageNotFound(f"image {self.image.name} was built for machine ABI "
-                                f"{self.image.meta.get('machine_abi')}, this version uses {MACHINE_ABI}; "
-                                f"rebuild it: desktop-env image build --profile {self.image.profile}")
-        if screen_size is not None and tuple(screen_size) != self.image.screen:
-            w, h = screen_size
-            raise ScreenSizeMismatch(
-                f"image {self.image.name} has a {self.image.meta['screen']} screen frozen in its ready state, "
-                f"but {w}x{h} was requested; build an image with that size: "
-                f"desktop-env image build --profile {self.image.profile} --screen {w}x{h}")
+        check_restorable(self.image, screen_size)
         self.cache_dir = cache_dir
         self.accel = accel
         self.allow_internet = allow_internet
@@ -280,7 +271,7 @@ class QemuProvider(Provider):
             allow_internet=self.allow_internet, vnc_port=self._vnc_port)
 
     def _state_accel(self) -> str:
-        from desktop_env.providers.qemu.machine import resolve_accel
+        from desktop_env.machine import resolve_accel
 
         saved = self.image.meta["ready_state"]["accel"]
         wanted = resolve_accel(self.accel)

@@ -1,74 +1,31 @@
-"""Task files: the ``TaskSpec`` dataclass, loading either spelling, index files and path resolution."""
+"""The task spec: ``TaskSpec`` and its parts (setup steps, getters, the evaluator), read from and written
+to either spelling of the task JSON, and the facts every caller asks of a task."""
 from __future__ import annotations
 
-import difflib
-import json
 import logging
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-from desktop_env.errors import DesktopEnvError, TaskConfigError
+from desktop_env.errors import TaskConfigError
+from desktop_env.tasks.common import (ACCOUNT_TAG, CATEGORIES, GUIDANCES, INTERFACES, SPELLING_FUNC, SPELLING_TYPE,
+                                      UUID_RE, VERBOSE_FILE, TaskFileNotFound, find_suite_root, is_placeholder,
+                                      strip_file_scheme, task_error)
+from desktop_env.tasks.names import check_names
 
 logger = logging.getLogger(__name__)
 
-SPELLING_TYPE = "type/parameters"
-SPELLING_FUNC = "func/arguments"
+#: The metric (and evaluation func) that marks a task whose right answer is FAIL.
+INFEASIBLE = "infeasible"
 
-INTERFACES = ("cli", "gui", "cli+gui")
-GUIDANCES = ("verbose", "abstract")
-CATEGORIES = (
-    "data_ingestion_and_integration", "data_warehousing", "data_orchestration",
-    "data_analysis_and_visualization", "traditional_data_processing",
-    "it_service_management", "data_transformation",
-)
-ACCOUNT_TAG = "account"
-INDEX_NAMES = ("test_all", "test_verbose", "test_abstract", "test_account", "test_non_account", "test_one")
-VERBOSE_FILE = "verbose_instruction.txt"
-
-_UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
-_PLACEHOLDER_RE = re.compile(r"^(?:x+[-_]?)+$|^(?:todo|tbd|placeholder)?$", re.IGNORECASE)
+#: top-level keys of the two spellings, and the keys of an evaluator
 _TOP_LEVEL_A = ("id", "snapshot", "instruction", "source", "action_number", "related_apps", "tags",
                 "counterpart", "config", "evaluator")
 _TOP_LEVEL_B = ("evaluation",)
 _EVALUATOR_KEYS = ("func", "conj", "result", "expected", "options", "postconfig")
 
 
-class TaskFileNotFound(TaskConfigError):
-    """A file a task names by relative path exists in none of the places tried.
-
-    Attributes:
-        tried: the paths that were looked at, in order.
-    """
-
-    def __init__(self, message: str, tried: list[Path], path=None, field=None):
-        self.tried = list(tried)
-        super().__init__(message + "; tried: " + ", ".join(str(p) for p in self.tried), path=path, field=field)
-
-
-def _err(message: str, path, field: str | None = None) -> TaskConfigError:
-    return TaskConfigError(message, path=None if path is None else str(path), field=field)
-
-
-def find_suite_root(start: Path) -> Path | None:
-    """The folder holding ``evaluation_examples/`` above ``start`` (a task file or folder), or None."""
-    start = Path(start).resolve()
-    for parent in (start, *start.parents):
-        if parent.name == "evaluation_examples":
-            return parent.parent
-        if (parent / "evaluation_examples").is_dir() and parent != start:
-            return parent
-    return None
-
-
-def is_placeholder(value: Any) -> bool:
-    """True for the dummy values real task files carry (``"xxxxxx-xxxxxx-xxxxxx"``, ``""``)."""
-    return isinstance(value, str) and bool(_PLACEHOLDER_RE.match(value.strip()))
-
-
-# --------------------------------------------------------------------------- parts of a task
 @dataclass
 class StepSpec:
     """One setup step: ``{"type": name, "parameters": {...}}`` or ``{"func": name, "arguments": {...}}``.
@@ -99,21 +56,21 @@ class StepSpec:
             TaskConfigError: not an object, or neither ``type`` nor ``func`` given.
         """
         if not isinstance(data, dict):
-            raise _err(f"a step must be an object, got {type(data).__name__}", path, where)
+            raise task_error(f"a step must be an object, got {type(data).__name__}", path, where)
         if "type" in data:
             name, key, spelling = data["type"], "parameters", SPELLING_TYPE
         elif "func" in data:
             name, key, spelling = data["func"], "arguments", SPELLING_FUNC
         else:
-            raise _err("a step needs 'type' (with 'parameters') or 'func' (with 'arguments')", path, f"{where}.type")
+            raise task_error("a step needs 'type' (with 'parameters') or 'func' (with 'arguments')", path, f"{where}.type")
         if not isinstance(name, str) or not name:
-            raise _err(f"the step name must be a non-empty string, got {name!r}", path,
+            raise task_error(f"the step name must be a non-empty string, got {name!r}", path,
                        f"{where}.{'type' if spelling == SPELLING_TYPE else 'func'}")
         params = data.get(key, {})
         if params is None:
             params = {}
         if not isinstance(params, dict):
-            raise _err(f"must be an object, got {type(params).__name__}", path, f"{where}.{key}")
+            raise task_error(f"must be an object, got {type(params).__name__}", path, f"{where}.{key}")
         return cls(name, dict(params), spelling)
 
     def to_json(self) -> dict:
@@ -142,11 +99,11 @@ class GetterSpec:
             TaskConfigError: not an object or no ``type``.
         """
         if not isinstance(data, dict):
-            raise _err(f"a getter must be an object with a 'type', got {type(data).__name__}", path, where)
+            raise task_error(f"a getter must be an object with a 'type', got {type(data).__name__}", path, where)
         if "type" not in data:
-            raise _err("a getter needs a 'type'", path, f"{where}.type")
+            raise task_error("a getter needs a 'type'", path, f"{where}.type")
         if not isinstance(data["type"], str) or not data["type"]:
-            raise _err(f"must be a non-empty string, got {data['type']!r}", path, f"{where}.type")
+            raise task_error(f"must be a non-empty string, got {data['type']!r}", path, f"{where}.type")
         return cls(data["type"], {k: v for k, v in data.items() if k != "type"})
 
     def to_json(self) -> dict:
@@ -197,22 +154,22 @@ class EvaluatorSpec:
             TaskConfigError: wrong types or list lengths that do not match ``func``.
         """
         if not isinstance(data, dict):
-            raise _err(f"must be an object, got {type(data).__name__}", path, "evaluator")
+            raise task_error(f"must be an object, got {type(data).__name__}", path, "evaluator")
         if "func" not in data:
-            raise _err("missing required field", path, "evaluator.func")
+            raise task_error("missing required field", path, "evaluator.func")
         func = data["func"]
         listed = isinstance(func, list)
         funcs = func if listed else [func]
         for i, f in enumerate(funcs):
             if not isinstance(f, str) or not f:
                 where = f"evaluator.func[{i}]" if listed else "evaluator.func"
-                raise _err(f"a metric name must be a non-empty string, got {f!r}", path, where)
+                raise task_error(f"a metric name must be a non-empty string, got {f!r}", path, where)
         if not funcs:
-            raise _err("must name at least one metric", path, "evaluator.func")
+            raise task_error("must name at least one metric", path, "evaluator.func")
         n = len(funcs)
         conj = data.get("conj", "and")
         if conj not in ("and", "or"):
-            raise _err(f"must be 'and' or 'or', got {conj!r}", path, "evaluator.conj")
+            raise task_error(f"must be 'and' or 'or', got {conj!r}", path, "evaluator.conj")
 
         def per_metric(key: str, parse) -> list:
             if key not in data or data[key] is None:
@@ -220,10 +177,10 @@ class EvaluatorSpec:
             value = data[key]
             if listed:
                 if not isinstance(value, list):
-                    raise _err(f"must be a list of {n} (func is a list), got {type(value).__name__}",
+                    raise task_error(f"must be a list of {n} (func is a list), got {type(value).__name__}",
                                path, f"evaluator.{key}")
                 if len(value) != n:
-                    raise _err(f"has {len(value)} entries but func names {n} metrics", path, f"evaluator.{key}")
+                    raise task_error(f"has {len(value)} entries but func names {n} metrics", path, f"evaluator.{key}")
                 # an empty object in a list means "no getter here" (real task files write {} for
                 # a metric that needs no expected value)
                 return [None if v is None or (v == {} and key in ("result", "expected"))
@@ -235,12 +192,12 @@ class EvaluatorSpec:
 
         def parse_options(v, where):
             if not isinstance(v, dict):
-                raise _err(f"options must be an object, got {type(v).__name__}", path, where)
+                raise task_error(f"options must be an object, got {type(v).__name__}", path, where)
             return dict(v)
         options = [o if o is not None else {} for o in per_metric("options", parse_options)]
         post = data.get("postconfig") or []
         if not isinstance(post, list):
-            raise _err(f"must be a list of steps, got {type(post).__name__}", path, "evaluator.postconfig")
+            raise task_error(f"must be a list of steps, got {type(post).__name__}", path, "evaluator.postconfig")
         postconfig = [StepSpec.from_json(s, path, f"evaluator.postconfig[{i}]") for i, s in enumerate(post)]
         return cls(funcs, conj, results, expecteds, options, postconfig, listed)
 
@@ -321,22 +278,22 @@ class TaskSpec:
         elif self.path is not None:
             self.suite_root = find_suite_root(self.path)
         if not isinstance(self.id, str) or not self.id:
-            raise _err(f"must be a non-empty string, got {self.id!r}", self.path, "id")
+            raise task_error(f"must be a non-empty string, got {self.id!r}", self.path, "id")
         if not isinstance(self.instruction, str) or not self.instruction.strip():
-            raise _err("must be a non-empty string", self.path, "instruction")
+            raise task_error("must be a non-empty string", self.path, "instruction")
         if (self.evaluator is None) == (self.evaluation is None):
-            raise _err("a task needs exactly one of 'evaluator' (type/parameters spelling) or "
+            raise task_error("a task needs exactly one of 'evaluator' (type/parameters spelling) or "
                        "'evaluation' (func/arguments spelling)", self.path,
                        "evaluator" if self.evaluator is None else "evaluation")
         if not isinstance(self.tags, list) or not all(isinstance(t, str) for t in self.tags):
-            raise _err("must be a list of strings", self.path, "tags")
+            raise task_error("must be a list of strings", self.path, "tags")
         if self.action_number is not None and (not isinstance(self.action_number, int)
                                                or isinstance(self.action_number, bool)):
-            raise _err(f"must be an integer, got {self.action_number!r}", self.path, "action_number")
+            raise task_error(f"must be an integer, got {self.action_number!r}", self.path, "action_number")
         if self.counterpart is not None and is_placeholder(self.counterpart):
             self._warn(f"counterpart is a placeholder ({self.counterpart!r}); no counterpart task is linked",
                        "counterpart")
-        if self.path is not None and self.id and _UUID_RE.match(self.path.stem) and self.path.stem != self.id:
+        if self.path is not None and self.id and UUID_RE.match(self.path.stem) and self.path.stem != self.id:
             self._warn(f"id {self.id!r} differs from the file name {self.path.name!r}", "id")
         if self.validate:
             self.check_names()
@@ -347,83 +304,14 @@ class TaskSpec:
         logger.warning("%s", text)
 
     def check_names(self) -> None:
-        """Resolve every setup step, getter and metric name and check their fields.
+        """Resolve every setup step, getter and metric name and check their fields
+        (:func:`desktop_env.tasks.names.check_names`).
 
         Raises:
             TaskConfigError: an unknown name (with did-you-mean), a missing required field, or
                 a task file named by relative path that does not exist.
         """
-        from desktop_env import registry as reg
-
-        for i, step in enumerate(self.config):
-            self._check_step(step, f"config[{i}]")
-        if self.evaluator is not None:
-            ev = self.evaluator
-            for i, step in enumerate(ev.postconfig):
-                self._check_step(step, f"evaluator.postconfig[{i}]")
-            for i, name in enumerate(ev.funcs):
-                where = f"[{i}]" if ev.listed else ""
-                entry = reg.METRICS.get(name, path=self.path, field=f"evaluator.func{where}")
-                self._check_fields(entry, ev.options[i], f"evaluator.options{where}", "option", strict=True)
-                self._check_values(entry, ev.options[i], f"evaluator.options{where}")
-                for key, getters in (("result", ev.results), ("expected", ev.expecteds)):
-                    g = getters[i]
-                    if g is None:
-                        continue
-                    gentry = reg.GETTERS.get(g.type, path=self.path, field=f"evaluator.{key}{where}.type")
-                    self._check_fields(gentry, g.fields, f"evaluator.{key}{where}", "field")
-                    self._check_host_paths(gentry, g.fields, f"evaluator.{key}{where}")
-        if self.evaluation is not None:
-            entry = reg.EVAL_DISPATCH.get(self.evaluation.name, path=self.path, field="evaluation.func")
-            self._check_fields(entry, self.evaluation.params, "evaluation.arguments", "argument")
-            self._check_values(entry, self.evaluation.params, "evaluation.arguments")
-            self._check_host_paths(entry, self.evaluation.params, "evaluation.arguments")
-
-    def _check_step(self, step: StepSpec, where: str) -> None:
-        from desktop_env import registry as reg
-
-        if step.spelling == SPELLING_FUNC:
-            entry = reg.CONFIG_DISPATCH.get(step.name, path=self.path, field=f"{where}.func")
-            key = "arguments"
-        else:
-            entry = reg.SETUP_STEPS.get(step.name, path=self.path, field=f"{where}.type")
-            key = "parameters"
-        self._check_fields(entry, step.params, f"{where}.{key}", "parameter")
-        self._check_host_paths(entry, step.params, f"{where}.{key}")
-
-    def _check_fields(self, entry, fields: dict, where: str, what: str, strict: bool = False) -> None:
-        """Required fields present; unknown ones warn, or (``strict``, metric options) fail: an
-        option the metric does not take would silently change what it scores."""
-        missing = entry.missing_fields(fields)
-        if missing:
-            raise _err(f"{entry.name!r} needs {what} {missing[0]!r}", self.path, f"{where}.{missing[0]}")
-        for name, close in entry.unknown_fields(fields):
-            hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-            if strict:
-                raise _err(f"{entry.name!r} does not take {what} {name!r}{hint} (it takes: "
-                           f"{', '.join(entry.accepted) or 'none'})", self.path, f"{where}.{name}")
-            self._warn(f"{entry.name!r} does not take {what} {name!r}, it will be ignored{hint}",
-                       f"{where}.{name}")
-
-    def _check_values(self, entry, fields: dict, where: str) -> None:
-        """Run the entry's own value check (e.g. every ``compare_table`` rule and match method)."""
-        if entry.check is None:
-            return
-        try:
-            entry.check(fields)
-        except (ValueError, TypeError, DesktopEnvError) as exc:
-            sub = getattr(exc, "field", None)
-            message = str(exc)
-            if sub and message.startswith(f"{sub}: "):
-                message = message[len(sub) + 2:]
-            raise _err(f"{entry.name!r}: {message}", self.path, f"{where}.{sub}" if sub else where) from exc
-
-    def _check_host_paths(self, entry, fields: dict, where: str) -> None:
-        for spec in entry.host_paths:
-            for value, dotted in _values_at(fields, spec, where):
-                if not isinstance(value, str) or is_remote_url(value) or runtime_cache_part(value) is not None:
-                    continue  # URLs are fetched, cache/ files are made during the run
-                self.resolve_path(value, field_=dotted)
+        check_names(self)
 
     # ------------------------------------------------------------------ paths
     @property
@@ -491,6 +379,35 @@ class TaskSpec:
         return next((t for t in self.tags if t in CATEGORIES), None)
 
     @property
+    def infeasible(self) -> bool:
+        """Whether the task's right answer is FAIL: its only metric is ``infeasible`` (every func of the
+        evaluator, or the ``evaluation`` func). A list that mixes ``infeasible`` with other metrics is
+        feasible; ``infeasible`` then scores 0 like any failed metric."""
+        if self.evaluation is not None:
+            return self.evaluation.name == INFEASIBLE
+        return bool(self.evaluator.funcs) and all(f == INFEASIBLE for f in self.evaluator.funcs)
+
+    @property
+    def image_profile(self) -> str | None:
+        """The image profile of this repository the task needs (its ``snapshot`` when it names one:
+        ``base``, ``data``...), or None (no snapshot, or a name of another suite's snapshot)."""
+        from desktop_env.image.recipe import Recipe
+
+        return self.snapshot if self.snapshot in Recipe.available() else None
+
+    @property
+    def solution_kind(self) -> str | None:
+        """How the reference solution acts: ``commands`` (shell steps only, or ``solution.sh``),
+        ``gui`` (actions only), ``mixed``, or None when the task has none."""
+        items = self.extra.get("solution")
+        if items is None and self.path is not None and (self.path.parent / "solution.sh").exists():
+            return "commands"
+        if not isinstance(items, list) or not items:
+            return None
+        kinds = {"commands" if isinstance(i, dict) and "command" in i else "gui" for i in items}
+        return kinds.pop() if len(kinds) == 1 else "mixed"
+
+    @property
     def needs_account(self) -> bool:
         """True when the task is tagged ``account`` or uses a name that needs a cloud account."""
         return ACCOUNT_TAG in self.tags or any(s == "account" for s in self.name_statuses().values())
@@ -500,7 +417,7 @@ class TaskSpec:
         """The app (domain) folder the task lives in, else its first related app."""
         if self.path is not None:
             parent = self.path.parent
-            if parent.name == self.path.stem or _UUID_RE.match(parent.name or ""):
+            if parent.name == self.path.stem or UUID_RE.match(parent.name or ""):
                 parent = parent.parent
             if parent.name and parent.name != "examples":
                 return parent.name
@@ -551,24 +468,24 @@ class TaskSpec:
         """
         path = None if path is None else Path(path)
         if not isinstance(data, dict):
-            raise _err(f"a task file must hold a JSON object, got {type(data).__name__}", path)
+            raise task_error(f"a task file must hold a JSON object, got {type(data).__name__}", path)
         for key in ("id", "instruction"):
             if key not in data:
-                raise _err("missing required field", path, key)
+                raise task_error("missing required field", path, key)
         if "evaluator" not in data and "evaluation" not in data:
-            raise _err("missing required field (or 'evaluation' in the func/arguments spelling)", path, "evaluator")
+            raise task_error("missing required field (or 'evaluation' in the func/arguments spelling)", path, "evaluator")
         if "evaluator" in data and "evaluation" in data:
-            raise _err("a task has either 'evaluator' or 'evaluation', not both", path, "evaluation")
+            raise task_error("a task has either 'evaluator' or 'evaluation', not both", path, "evaluation")
         config_raw = data.get("config") or []
         if not isinstance(config_raw, list):
-            raise _err(f"must be a list of steps, got {type(config_raw).__name__}", path, "config")
+            raise task_error(f"must be a list of steps, got {type(config_raw).__name__}", path, "config")
         config = [StepSpec.from_json(s, path, f"config[{i}]") for i, s in enumerate(config_raw)]
         evaluator = EvaluatorSpec.from_json(data["evaluator"], path) if "evaluator" in data else None
         evaluation = None
         if "evaluation" in data:
             ev = data["evaluation"]
             if not isinstance(ev, dict) or "func" not in ev:
-                raise _err("must be an object with 'func' and 'arguments'", path, "evaluation.func")
+                raise task_error("must be an object with 'func' and 'arguments'", path, "evaluation.func")
             evaluation = StepSpec.from_json(ev, path, "evaluation")
         source = data.get("source") or []
         if isinstance(source, str):
@@ -576,7 +493,7 @@ class TaskSpec:
         tags = data.get("tags") or []
         related = data.get("related_apps") or []
         if not isinstance(related, list):
-            raise _err("must be a list of strings", path, "related_apps")
+            raise task_error("must be a list of strings", path, "related_apps")
         verbose = None
         if path is not None:
             vfile = path.parent / VERBOSE_FILE
@@ -616,192 +533,3 @@ class TaskSpec:
             out["counterpart"] = self.counterpart
         out.update(self.extra)
         return out
-
-
-# --------------------------------------------------------------------------- helpers
-def is_remote_url(value: str) -> bool:
-    """True for http(s)/ftp URLs (fetched, never resolved as task files)."""
-    return bool(re.match(r"^(https?|ftp)://", value, re.IGNORECASE))
-
-
-#: Task files of the existing suites name files that an earlier step put in the run-time cache
-#: folder (``cache/<task id>/<name>``, e.g. a download) by this prefix.
-RUNTIME_CACHE_PREFIX = "cache/"
-
-
-def runtime_cache_part(value: str, task_id: str | None = None) -> str | None:
-    """For a path in the run-time cache (``cache/<task id>/x`` or ``cache/x``), the part inside
-    the task's cache folder (``x``); None for any other path."""
-    if not isinstance(value, str) or not value.startswith(RUNTIME_CACHE_PREFIX):
-        return None
-    rest = value[len(RUNTIME_CACHE_PREFIX):]
-    head, _, tail = rest.partition("/")
-    if tail and (head == task_id or (task_id is None and _UUID_RE.match(head))):
-        return tail
-    return rest
-
-
-def strip_file_scheme(value: str) -> str:
-    """``file:///x%20y`` -> ``/x y`` (percent-escapes decoded, as ``Path.as_uri()`` writes them);
-    other strings unchanged."""
-    from urllib.parse import unquote
-
-    return unquote(value[len("file://"):]) if value.lower().startswith("file://") else value
-
-
-def _values_at(fields: dict, spec: str, where: str) -> Iterator[tuple[Any, str]]:
-    """Values at ``spec`` (``"src"`` or ``"files[].local_path"``) with their dotted field names."""
-    if "[]." in spec:
-        head, tail = spec.split("[].", 1)
-        items = fields.get(head)
-        if isinstance(items, list):
-            for i, item in enumerate(items):
-                if isinstance(item, dict):
-                    yield from _values_at(item, tail, f"{where}.{head}[{i}]")
-        return
-    if spec in fields:
-        value = fields[spec]
-        if isinstance(value, list):
-            for i, v in enumerate(value):
-                yield v, f"{where}.{spec}[{i}]"
-        else:
-            yield value, f"{where}.{spec}"
-
-
-def read_json_file(path: str | os.PathLike) -> Any:
-    """Decode a JSON file.
-
-    Raises:
-        TaskConfigError: unreadable, or malformed (with line and column; a truncated file says so).
-    """
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise _err("no such file", path) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise _err(f"cannot read: {exc}", path) from exc
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        stripped = text.rstrip()
-        truncated = (" (the file looks truncated)"
-                     if exc.pos >= len(stripped) - 1 or not stripped.endswith(("}", "]")) else "")
-        raise _err(f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}{truncated}", path) from exc
-
-
-def load_task(path: str | os.PathLike, suite_root: str | os.PathLike | None = None,
-              validate: bool = True) -> TaskSpec:
-    """Load one task from its JSON file, or from its folder (``<uuid>/<uuid>.json``).
-
-    Raises:
-        TaskConfigError: malformed file, missing fields, unknown names, missing task files.
-    """
-    path = Path(path)
-    if path.is_dir():
-        candidate = path / f"{path.name}.json"
-        if not candidate.is_file():
-            raise _err(f"a task folder must hold {candidate.name}", path)
-        path = candidate
-    return TaskSpec.from_json(read_json_file(path), path=path, suite_root=suite_root, validate=validate)
-
-
-def is_task_file(path: Path) -> bool:
-    """Whether ``path`` looks like a task file: ``<uuid>/<uuid>.json``, ``<app>/<uuid>.json``, or
-    a JSON object with ``id`` and ``instruction``. Index files (``test_*.json``) and settings are not."""
-    if path.suffix != ".json" or path.name.startswith("test_") or "settings" in path.parts:
-        return False
-    if path.stem == path.parent.name or _UUID_RE.match(path.stem):
-        return True
-    try:
-        head = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return False
-    return isinstance(head, dict) and "instruction" in head and "id" in head and (
-        "evaluator" in head or "evaluation" in head)
-
-
-def find_task_files(root: str | os.PathLike) -> list[Path]:
-    """Every task file under ``root`` (a file, a task folder, an app folder or a whole suite), sorted."""
-    root = Path(root)
-    if root.is_file():
-        return [root]
-    if (root / f"{root.name}.json").is_file():
-        return [root / f"{root.name}.json"]
-    out = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "settings")
-        for fn in sorted(filenames):
-            p = Path(dirpath) / fn
-            if is_task_file(p):
-                out.append(p)
-    return out
-
-
-def iter_tasks(root: str | os.PathLike, suite_root: str | os.PathLike | None = None
-               ) -> Iterator[TaskSpec | TaskConfigError]:
-    """Load every task under ``root``, yielding a :class:`TaskSpec` or the error that file raised."""
-    for p in find_task_files(root):
-        try:
-            yield load_task(p, suite_root=suite_root)
-        except TaskConfigError as exc:
-            yield exc
-
-
-def load_index(path: str | os.PathLike) -> dict[str, list[str]]:
-    """Read an index file ``test_*.json``: app -> list of task ids.
-
-    Raises:
-        TaskConfigError: malformed, or not an object of lists of strings.
-    """
-    data = read_json_file(path)
-    if not isinstance(data, dict):
-        raise _err(f"an index file maps app -> [task id], got {type(data).__name__}", path)
-    for app, ids in data.items():
-        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
-            raise _err("must be a list of task ids", path, app)
-    return {app: list(ids) for app, ids in data.items()}
-
-
-def task_file_for(examples_dir: str | os.PathLike, app: str, task_id: str) -> Path | None:
-    """The file of task ``task_id`` of ``app``: folder layout first, then flat; None if neither."""
-    base = Path(examples_dir) / app
-    for c in (base / task_id / f"{task_id}.json", base / f"{task_id}.json"):
-        if c.is_file():
-            return c
-    return None
-
-
-def load_tasks_from_index(index_path: str | os.PathLike, examples_dir: str | os.PathLike | None = None,
-                          apps: list[str] | None = None) -> list[TaskSpec]:
-    """Load the tasks an index file lists.
-
-    Args:
-        index_path: ``evaluation_examples/test_*.json``.
-        examples_dir: where the task folders are (default: ``examples/`` beside the index).
-        apps: only these apps (default: all).
-
-    Raises:
-        TaskConfigError: the index is malformed, an app filter names no app of it (with a
-            did-you-mean), a listed task has no file (field ``<app>[i]``), or a task fails to load.
-    """
-    index_path = Path(index_path)
-    index = load_index(index_path)
-    examples = Path(examples_dir) if examples_dir else index_path.parent / "examples"
-    for a in apps or []:
-        if a not in index:
-            close = difflib.get_close_matches(a, list(index), n=2)
-            hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
-            raise _err(f"no app {a!r} in this index{hint}", index_path)
-    out = []
-    for app, ids in index.items():
-        if apps and app not in apps:
-            continue
-        for i, tid in enumerate(ids):
-            f = task_file_for(examples, app, tid)
-            if f is None:
-                raise TaskFileNotFound(f"task {tid!r} listed but has no file",
-                                       [examples / app / tid / f"{tid}.json", examples / app / f"{tid}.json"],
-                                       path=str(index_path), field=f"{app}[{i}]")
-            out.append(load_task(f))
-    return out

@@ -1,4 +1,5 @@
-"""The session context that setup steps and getters use to reach the VM, and their runtime errors."""
+"""The session context that setup steps, getters and the evaluator use to reach the VM, and the setup error family
+(a neutral module: configs, evaluators, the env and the harness all use it)."""
 from __future__ import annotations
 
 import logging

@@ -1,0 +1,166 @@
+"""One episode: reset to the task, let the agent act until it ends, record every step, score.
+
+Every agent action goes through ``env.step``. An agent that replays the task's reference solution
+(``agent.replays_solution``: the oracle) may also give shell steps (``{"command", "shell"}``); they go
+through :meth:`DesktopEnv.run_solution_command`, the one way to a guest shell, and a failing one stops
+the episode as a broken task. Any other agent's ``{"command": ...}`` is an ordinary, invalid action.
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import logging
+import time
+from pathlib import Path
+
+from desktop_env.harness.layout import RECORDING_FILE, RESULT_FILE, TRAJECTORY_FILE, now_iso
+from desktop_env.harness.status import TaskTimeout
+
+log = logging.getLogger(__name__)
+
+#: Characters of a command step's stdout and stderr kept in traj.jsonl (the end of each).
+OUTPUT_TAIL_CHARS = 4000
+
+
+def _jsonable(value) -> bool:
+    try:
+        json.dumps(value)
+        return True
+    except (TypeError, ValueError):
+        return False
+
+
+def _tail(text, limit: int = OUTPUT_TAIL_CHARS) -> str:
+    text = text or ""
+    return text if len(text) <= limit else "[...]" + text[-limit:]
+
+
+def run_command_step(env, action: dict, deadline: float) -> dict:
+    """Run a reference solution's shell step (``{"command", "shell"}``) through ``env.run_solution_command``.
+
+    Returns:
+        the step's ``info`` for traj.jsonl: the command, its exit status, the tails of its
+        stdout and stderr, its duration, and ``time_limit`` (the message) when it was killed
+        at the limit ``oracle.command`` or at the task's deadline.
+    """
+    from desktop_env.limits import TimeLimitExceeded, limit
+
+    command = action["command"]
+    seconds = max(1.0, min(limit("oracle.command"), deadline - time.monotonic() + 5))
+    info: dict = {"command": _tail(command if isinstance(command, str) else " ".join(command), 1000)}
+    t0 = time.monotonic()
+    reply = env.run_solution_command(command, shell=action.get("shell", False), timeout_s=seconds)
+    if reply["timed_out"]:
+        info["time_limit"] = str(TimeLimitExceeded("oracle.command", seconds, f"command {info['command'][:200]!r}"))
+        log.error("%s", info["time_limit"])
+    info.update(command_returncode=reply.get("returncode"), command_stdout=_tail(reply.get("output")),
+                command_stderr=_tail(reply.get("error")), command_s=round(time.monotonic() - t0, 2))
+    return info
+
+
+def step_failure(info: dict) -> str | None:
+    """Why a step failed, from its ``info`` (a time limit, a non-zero exit, an action error), or None."""
+    if info.get("time_limit"):
+        return info["time_limit"]
+    if "command_returncode" in info and info["command_returncode"] != 0:
+        stderr = " ".join((info.get("command_stderr") or "").split())[-600:]
+        return f"command {info.get('command', '')[:200]!r} exited with {info['command_returncode']}" + \
+            (f"; stderr: {stderr}" if stderr else "")
+    if info.get("error"):
+        return str(info["error"])[:800]
+    return None
+
+
+def run_episode(env, agent, task, args, folder: Path, deadline: float) -> dict:
+    """Run one episode into ``folder`` (trajectory and screenshots); returns score, steps and how it ended.
+
+    Args:
+        args: the run's options (``max_steps``, ``record``, ``sleep_after_execution``, ``task_timeout``,
+            ``rag``/``rag_topk``/``cache_dir``).
+        deadline: ``time.monotonic()`` past which the attempt stops.
+
+    Raises:
+        TaskTimeout: past ``deadline``.
+        SolutionStepFailed: a step of the reference solution failed (the task is broken).
+        DesktopEnvError and others: from the environment (the caller classifies them).
+    """
+    from desktop_env.agents.parsing import action_struct
+    from desktop_env.errors import SolutionStepFailed
+
+    for stale in [*folder.glob("step_*.png"), folder / TRAJECTORY_FILE, folder / RESULT_FILE,
+                  folder / RECORDING_FILE]:
+        stale.unlink(missing_ok=True)
+    obs, _info = env.reset(options={"task_config": task})
+    agent.reset(task, env)
+    if args.record:
+        env.start_recording(folder / RECORDING_FILE)
+    stamp = lambda: datetime.datetime.now().strftime("%Y%m%d@%H%M%S%f")  # noqa: E731
+    (folder / f"step_0_{stamp()}.png").write_bytes(env.screenshot_png())
+    step, done, score = 0, False, None
+    last_type, last_parse_error = None, False
+    replays_solution = bool(getattr(agent, "replays_solution", False))
+    instruction = task.instruction
+    if getattr(args, "rag", False):
+        from desktop_env.rag import augment_instruction, default_index_path
+
+        instruction = augment_instruction(task.instruction, args.rag_topk, default_index_path(args.cache_dir))
+
+    def check_time():
+        if time.monotonic() > deadline:
+            raise TaskTimeout(f"task attempt exceeded --task_timeout {args.task_timeout:g} s")
+
+    with open(folder / TRAJECTORY_FILE, "w") as traj:
+        def record(action, response, turn, first, reward, is_done, info, shot, parse_error=None):
+            mapping = getattr(agent, "screen_mapping", None)
+            traj.write(json.dumps({
+                "step_num": step, "timestamp": now_iso(), "action": action, "action_struct": action_struct(action),
+                "response": response, "parse_error": parse_error,
+                "tokens_in": turn.tokens_in if first else None, "tokens_out": turn.tokens_out if first else None,
+                "latency_s": turn.latency_s if first else None,
+                "reward": reward, "done": is_done, "info": {k: v for k, v in info.items() if _jsonable(v)},
+                "screenshot_file": shot, "screen_mapping": mapping.to_json() if mapping is not None else None,
+            }, ensure_ascii=False) + "\n")
+            traj.flush()
+
+        while not done and step < args.max_steps:
+            check_time()
+            response, actions = agent.predict(instruction, obs)
+            turn = agent.last_turn
+            if not actions:
+                step += 1
+                last_parse_error = True
+                record(None, response, turn, True, 0.0, False, {}, None,
+                       turn.parse_error or "the agent gave no action")
+                continue
+            last_parse_error = False
+            for i, action in enumerate(actions):
+                step += 1
+                if replays_solution and isinstance(action, dict) and "command" in action:
+                    info = run_command_step(env, action, deadline)
+                    reward, terminated, truncated = 0.0, False, False
+                else:
+                    obs, reward, terminated, truncated, info = env.step(action)
+                if args.sleep_after_execution:
+                    time.sleep(args.sleep_after_execution)
+                shot = f"step_{step}_{stamp()}.png"
+                (folder / shot).write_bytes(env.screenshot_png())
+                last_type = action_struct(action)["type"]
+                record(action, response, turn, i == 0, reward, terminated or truncated, info, shot)
+                failure = step_failure(info) if replays_solution else None
+                if failure:
+                    raise SolutionStepFailed(f"the reference solution's step failed: {failure}",
+                                             path=str(task.path) if task.path else task.id, field=f"solution[{i}]")
+                if terminated or truncated:
+                    done, score = True, float(reward)
+                    break
+                check_time()
+                if step >= args.max_steps:
+                    break
+    if args.record:
+        try:
+            env.end_recording()
+        except Exception:  # a failed encoder must not cost the score
+            log.exception("ending the recording")
+    if score is None:
+        score = float(env.evaluate())
+    return {"score": score, "steps": step, "last_type": last_type, "last_parse_error": last_parse_error}

@@ -1,0 +1,233 @@
+"""The job plan (which task trials a run still owes) and one job's attempts, retries and final status."""
+from __future__ import annotations
+
+import logging
+import signal
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from desktop_env.harness.episode import run_episode
+from desktop_env.harness.layout import (RESULT_FILE, STATUS_FILE, count_steps, model_dir, now_iso, read_status,
+                                        task_dir, write_atomic, write_json_atomic)
+from desktop_env.harness.status import HOST_ERRNOS, TaskTimeout, classify, infra_errors
+
+log = logging.getLogger(__name__)
+
+
+def model_folder(args) -> Path:
+    """The run's model folder under ``args.result_dir``."""
+    return model_dir(args.result_dir, args.action_space, args.observation_type, args.model)
+
+
+def job_folder(args, domain: str, task_id: str, trial: int = 1) -> Path:
+    """One (task, trial)'s result folder in this run."""
+    return task_dir(model_folder(args), domain, task_id, trial, args.trials)
+
+
+@dataclass
+class Plan:
+    """What a run must do.
+
+    Attributes:
+        todo: jobs to run, each ``{domain, task_id, trial, path, folder, tags, related_apps, image_profile, task}``
+            (``task``: the loaded TaskSpec, absent when the file did not load).
+        records: known statuses by ``(domain, task_id, trial)`` (final ones are not run again).
+        excluded: tasks skipped because they need a cloud account (``exclude_account``).
+        needing_account: tasks in the plan that need a cloud account.
+    """
+
+    todo: list[dict] = field(default_factory=list)
+    records: dict = field(default_factory=dict)
+    excluded: int = 0
+    needing_account: int = 0
+
+
+def plan_jobs(args) -> Plan:
+    """The jobs of ``args.test_all_meta_path`` this run still owes.
+
+    A (task, trial) with a final status (or a legacy non-empty result.txt) is not run again;
+    one with ``infra_error`` or no status is.
+
+    Raises:
+        TaskConfigError: the index is malformed or lists a task with no file.
+    """
+    from desktop_env.errors import TaskConfigError
+    from desktop_env.tasks import load_index, load_task, task_file_for
+
+    index = load_index(args.test_all_meta_path)
+    examples = Path(args.test_config_base_dir) / "examples"
+    plan = Plan()
+    for domain, ids in index.items():
+        if args.domain != "all" and domain != args.domain:
+            continue
+        for task_id in ids:
+            path = task_file_for(examples, domain, task_id)
+            if path is None:
+                raise TaskConfigError(f"task {domain}/{task_id} has no file under {examples} (folder or flat "
+                                      "layout); fix the index or --test_config_base_dir", args.test_all_meta_path,
+                                      domain)
+            meta = {"tags": [], "related_apps": []}
+            try:
+                task = load_task(path)
+                meta = {"tags": list(task.tags), "related_apps": list(task.related_apps),
+                        "image_profile": task.image_profile, "task": task}
+                if args.exclude_account and task.needs_account:
+                    plan.excluded += 1
+                    continue
+                if task.needs_account:
+                    plan.needing_account += 1
+            except TaskConfigError:
+                pass  # the worker records it as task_error
+            for trial in range(1, args.trials + 1):
+                folder = job_folder(args, domain, task_id, trial)
+                status = read_status(folder)
+                base = {"domain": domain, "task_id": task_id, "trial": trial, **meta}
+                if status is not None:
+                    plan.records[(domain, task_id, trial)] = {**{k: v for k, v in base.items() if k != "task"},
+                                                              **status, "trial": trial}
+                if status is not None and status.get("final"):
+                    continue
+                plan.todo.append({**base, "path": str(path), "folder": str(folder)})
+    return plan
+
+
+def split_by_image(todo: list[dict], image: dict) -> tuple[list[dict], dict[str, int]]:
+    """(jobs this image can run, {profile: number of jobs skipped because they need it}).
+
+    A job whose task needs an image profile (``TaskSpec.image_profile``) needs that profile or one
+    extending it (a ``data`` task does not run on ``base``; a ``base`` task runs on ``data``).
+    """
+    from desktop_env.image.recipe import Recipe
+
+    profile = image.get("profile")
+    if not profile:
+        return todo, {}
+    known = set(Recipe.available())
+    provided, name = set(), profile
+    while name and name not in provided and name in known:
+        provided.add(name)
+        name = Recipe.load(name).extends
+    runnable, skipped = [], {}
+    for job in todo:
+        need = job.get("image_profile")
+        if need and need not in provided:
+            skipped[need] = skipped.get(need, 0) + 1
+        else:
+            runnable.append(job)
+    return runnable, skipped
+
+
+def run_job(job: dict, args, agent, env_box: list, new_env) -> dict:
+    """One task (one trial) with retries; writes status.json (and result.txt when scored); returns the status.
+
+    ``env_box[0]`` is the worker's environment, made with ``new_env()`` when missing and dropped
+    (closed) after a failure that may have left the VM in a bad state. The attempt's time limit
+    is ``args.task_timeout``, enforced by SIGALRM (the worker turns it into :class:`TaskTimeout`).
+    """
+    from desktop_env.agents.llm import ModelAPIError
+    from desktop_env.errors import EvaluatorError, TaskConfigError
+    from desktop_env.tasks import load_task
+
+    folder = Path(job["folder"])
+    folder.mkdir(parents=True, exist_ok=True)
+    status = {"task_id": job["task_id"], "domain": job["domain"], "model": args.model, "trial": job["trial"],
+              "action_space": args.action_space, "observation_type": args.observation_type,
+              "status": "infra_error", "final": False, "score": None, "steps": 0, "duration_s": 0.0,
+              "attempts": 0, "error": None, "started": now_iso(), "finished": None,
+              "tags": job.get("tags", []), "related_apps": job.get("related_apps", [])}
+    t0 = time.monotonic()
+    infra = infra_errors()
+
+    def close_env():
+        if env_box[0] is not None:
+            try:
+                env_box[0].close()
+            except Exception:
+                log.exception("closing the environment")
+            env_box[0] = None
+
+    def stop_alarm():
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+    try:
+        task = job.get("task") or load_task(job["path"])  # a task that did not load in the plan raises here
+        status["tags"], status["related_apps"] = list(task.tags), list(task.related_apps)
+        feasible = not task.infeasible
+        for attempt in range(args.retries + 1):
+            status["attempts"] = attempt + 1
+            try:
+                if env_box[0] is None:
+                    env_box[0] = new_env()
+                    env_box[0].reset()  # boots the VM: not counted in the task's time
+                deadline = time.monotonic() + args.task_timeout
+                signal.setitimer(signal.ITIMER_REAL, args.task_timeout)
+                episode = run_episode(env_box[0], agent, task, args, folder, deadline)
+                stop_alarm()
+                status.update(score=episode["score"], steps=episode["steps"], final=True, error=None,
+                              status=classify(episode["score"], episode["last_type"], episode["last_parse_error"],
+                                              feasible))
+                break
+            except TaskTimeout as exc:
+                stop_alarm()
+                status.update(status="timeout", final=True, score=0.0, error=str(exc), steps=count_steps(folder))
+                log.error("task %s: %s", job["task_id"], exc)
+                close_env()  # the VM may be mid-action: start the next task on a fresh one
+                break
+            except TaskConfigError as exc:
+                stop_alarm()
+                status.update(status="task_error", final=True, error=f"{type(exc).__name__}: {exc}")
+                log.error("task %s is broken: %s", job["task_id"], exc)
+                break
+            except EvaluatorError as exc:
+                # a grader bug: no score, so it never looks like the agent's failure
+                stop_alarm()
+                status.update(status="evaluator_error", final=True, score=None, error=str(exc),
+                              traceback=exc.traceback_tail, steps=count_steps(folder))
+                log.error("task %s: the evaluator failed (not scored): %s\n%s", job["task_id"], exc,
+                          exc.traceback_tail)
+                break
+            except infra as exc:
+                stop_alarm()
+                status.update(status="infra_error", final=False, score=None, error=f"{type(exc).__name__}: {exc}",
+                              steps=count_steps(folder))
+                log.error("task %s attempt %d: infrastructure failure:\n%s", job["task_id"], attempt + 1,
+                          traceback.format_exc())
+                if not isinstance(exc, ModelAPIError):  # the VM is fine when only the model API failed
+                    close_env()
+            except OSError as exc:
+                if exc.errno not in HOST_ERRNOS:
+                    raise
+                # The host's disk is full or read-only: not the task's fault; a rerun retries it.
+                stop_alarm()
+                status.update(status="infra_error", final=False, score=None, error=f"host: {exc}",
+                              steps=count_steps(folder))
+                log.error("task %s: host failure, not retried now: %s", job["task_id"], exc)
+                break
+            except Exception as exc:  # a setup step or evaluator that cannot work: the task is broken
+                stop_alarm()
+                status.update(status="task_error", final=True, error=f"{type(exc).__name__}: {exc}",
+                              steps=count_steps(folder))
+                log.error("task %s failed:\n%s", job["task_id"], traceback.format_exc())
+                break
+    except TaskConfigError as exc:
+        status.update(status="task_error", final=True, error=f"{type(exc).__name__}: {exc}")
+        log.error("task %s cannot run: %s", job["task_id"], exc)
+    except KeyboardInterrupt:
+        stop_alarm()
+        status.update(status="infra_error", final=False, score=None, error="interrupted; rerun to complete",
+                      steps=count_steps(folder))
+        raise
+    finally:
+        status["duration_s"] = round(time.monotonic() - t0, 2)
+        status["finished"] = now_iso()
+        try:
+            if status["final"] and status["score"] is not None:
+                write_atomic(folder / RESULT_FILE, f"{status['score']}\n")
+            write_json_atomic(folder / STATUS_FILE, status)
+        except OSError as exc:  # e.g. the results disk is full: nothing half-written counts as done
+            (folder / RESULT_FILE).unlink(missing_ok=True)
+            log.error("task %s: could not write its results in %s: %s", job["task_id"], folder, exc)
+            status.update(status="infra_error", final=False, score=None, error=f"results not written: {exc}")
+    return status

@@ -1,0 +1,164 @@
+"""A whole run: plan the jobs, start the workers, follow their progress, write the manifest and summary.
+
+:func:`run_suite` is what ``python run.py`` does after parsing its flags, and what
+``desktop-env tasks verify`` calls for the oracle and noop runs. It does not print: each progress
+line goes to ``report`` (run.py prints them; verify logs them and keeps them in ``run.log``).
+"""
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import queue
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from desktop_env.harness.jobs import model_folder, plan_jobs, split_by_image
+from desktop_env.harness.layout import SUMMARY_FILE, now_iso, read_status, write_json_atomic
+from desktop_env.harness.summary import format_summary, image_state, summarize, write_manifest
+from desktop_env.harness.workers import agent_options, stop_workers, worker
+
+log = logging.getLogger(__name__)
+
+#: ``report(line, error=False)``: one human-readable line of progress (``error``: it belongs on stderr).
+Report = Callable[..., None]
+
+
+@dataclass
+class RunOutcome:
+    """How a run ended.
+
+    Attributes:
+        exit_code: 0 when every planned task has a scored final status; 1 when some are infrastructure,
+            task or evaluator errors or did not run; 2 when the run could not start; 130 when interrupted.
+        summary: summary.json's content (None when the run could not start).
+    """
+
+    exit_code: int
+    summary: dict | None = None
+
+
+def _log_report(line: str, error: bool = False) -> None:
+    log.log(logging.ERROR if error else logging.INFO, "%s", line)
+
+
+def run_suite(args, report: Report = _log_report) -> RunOutcome:
+    """Run ``args.model`` over the suite ``args.test_all_meta_path`` into ``args.result_dir``; resumable.
+
+    Args:
+        args: run.py's options (``desktop_env.harness.options.parse_args``).
+        report: receives each progress line (default: this module's logger).
+    """
+    from desktop_env.agents import create_agent
+    from desktop_env.errors import DesktopEnvError
+
+    started = now_iso()
+    try:
+        create_agent(args.model, **agent_options(args)).close()
+        plan = plan_jobs(args)
+    except DesktopEnvError as exc:
+        report(f"error: {exc}", error=True)
+        return RunOutcome(2)
+    if plan.needing_account:
+        report(f"{plan.needing_account} tasks need a cloud account: their setup and evaluator reach the vendor from "
+               "this host with your settings files, but the guest has no route to the internet in this release "
+               "(docs/image.md), so an agent cannot reach the vendor from the VM; --exclude_account skips them")
+    todo, records = plan.todo, plan.records
+    try:
+        image = image_state(args)
+    except DesktopEnvError as exc:
+        if todo:
+            report(f"error: {exc}", error=True)
+            return RunOutcome(2)
+        image = {"error": str(exc)}
+    todo, wrong_image = split_by_image(todo, image)
+    for need, n in sorted(wrong_image.items()):
+        report(f"{n} task runs need the {need!r} image (their \"snapshot\") and the image is "
+               f"{image.get('name')!r} (profile {image.get('profile')!r}): skipped; run them with "
+               f"--path_to_vm {need} (build it with `desktop-env image build --profile {need}`)")
+    total = len(todo) + sum(1 for r in records.values() if r.get("final"))
+    skipped = f", {plan.excluded} needing an account skipped" if plan.excluded else ""
+    report(f"{total} tasks: {total - len(todo)} already done, {len(todo)} to run on "
+           f"{min(args.num_envs, len(todo)) or args.num_envs} environment(s){skipped}")
+    folder = model_folder(args)
+    write_manifest(folder, args, image, started, None)
+
+    interrupted = False
+    if todo:
+        interrupted = _run_jobs(args, todo, records, report)
+    not_run = [j for j in todo if (j["domain"], j["task_id"], j["trial"]) not in records]
+    summary = summarize(args, list(records.values()), not_run, plan.excluded, wrong_image)
+    write_json_atomic(folder / SUMMARY_FILE, summary)
+    write_manifest(folder, args, image, started, now_iso(), interrupted)
+    report("\n" + format_summary(summary))
+    if interrupted:
+        return RunOutcome(130, summary)
+    failed = summary["infra_errors"] or summary["task_errors"] or summary["evaluator_errors"] or not_run
+    return RunOutcome(1 if failed else 0, summary)
+
+
+def _run_jobs(args, todo: list[dict], records: dict, report: Report) -> bool:
+    """Run ``todo`` on ``args.num_envs`` workers, adding each status to ``records``; True when interrupted."""
+    ctx = multiprocessing.get_context("spawn")
+    jobs, results = ctx.Queue(), ctx.Queue()
+    for job in todo:
+        jobs.put(job)
+    n = min(args.num_envs, len(todo))
+    for _ in range(n):
+        jobs.put(None)
+
+    def on_term(signum, frame):
+        raise KeyboardInterrupt
+
+    interrupted = False
+    old_term = signal.signal(signal.SIGTERM, on_term)
+    procs = [ctx.Process(target=worker, args=(args, jobs, results), daemon=False) for _ in range(n)]
+    for proc in procs:
+        proc.start()
+    t0, finished, wins = time.monotonic(), 0, 0
+    try:
+        while finished < len(todo):
+            try:
+                msg = results.get(timeout=2)
+            except queue.Empty:
+                if not any(p.is_alive() for p in procs):
+                    report("error: every worker exited before the queue was done (see the log above)", error=True)
+                    break
+                continue
+            if msg["event"] == "started":
+                trial = f" trial {msg['trial']}" if args.trials > 1 else ""
+                report(f"started {msg['domain']}/{msg['task_id']}{trial}")
+                continue
+            s = msg["status"]
+            records[(s["domain"], s["task_id"], s["trial"])] = s
+            finished += 1
+            wins += s["status"] == "success"
+            elapsed = time.monotonic() - t0
+            eta = elapsed / finished * (len(todo) - finished)
+            score = f"{s['score']:.2f}" if s["score"] is not None else "-"
+            trial = f" trial {s['trial']}" if args.trials > 1 else ""
+            report(f"[{finished}/{len(todo)}] success {wins}/{finished} | ETA {eta / 60:.1f} min | "
+                   f"{s['domain']}/{s['task_id']}{trial}: {s['status']} {score} ({s['duration_s']:.0f} s)"
+                   + (f" {s['error'][:200]}" if s["error"] and s["status"] != "success" else ""))
+    except (KeyboardInterrupt, BrokenPipeError):  # a signal, or whoever reads our output is gone
+        interrupted = True
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            report("interrupted: stopping the environments (finished tasks are kept; rerun to complete)", error=True)
+        except OSError:  # stderr is a pipe whose reader died (the usual reason for the signal): stop anyway
+            pass
+        stop_workers(procs)
+    finally:
+        for proc in procs:
+            proc.join(60)
+        signal.signal(signal.SIGTERM, old_term)
+    # statuses written by workers that were interrupted after the last message
+    for job in todo:
+        status = read_status(Path(job["folder"]))
+        if status is not None:
+            records[(job["domain"], job["task_id"], job["trial"])] = {**{k: v for k, v in job.items() if k != "task"},
+                                                                      **status}
+    return interrupted

@@ -1,0 +1,138 @@
+"""A run's record: the manifest (what ran, on which code and image) and the summary (scores by group)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from desktop_env.harness.layout import MANIFEST_FILE, now_iso, write_json_atomic
+from desktop_env.harness.status import UNSCORED_STATUSES
+
+
+def git_state() -> dict:
+    """The repository's commit and whether tracked files differ from it."""
+    from desktop_env.paths import repo_root
+
+    def git(*cmd):
+        try:
+            return subprocess.run(["git", *cmd], cwd=repo_root(), capture_output=True, text=True, timeout=10).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return ""
+
+    return {"commit": git("rev-parse", "HEAD") or None, "dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
+
+
+def image_state(args) -> dict:
+    """The image the run uses (name, profile, hashes, screen); only the path for other providers.
+
+    Raises:
+        DesktopEnvError: the image cannot be found.
+    """
+    if args.provider_name != "qemu":
+        return {"path_to_vm": args.path_to_vm}
+    from desktop_env.image.store import resolve_image
+
+    image = resolve_image(args.path_to_vm or "base", Path(args.cache_dir) if args.cache_dir else None)
+    meta = image.meta
+    return {"name": image.name, "profile": meta.get("profile"), "assembly_hash": meta.get("assembly_hash"),
+            "package_hash": meta.get("package_hash"), "created": meta.get("created"), "screen": list(image.screen)}
+
+
+def write_manifest(folder: Path, args, image: dict, started: str, finished: str | None,
+                   interrupted: bool = False) -> Path:
+    """Write ``manifest.json`` in the model ``folder``; earlier runs into the same folder are kept in
+    ``previous_runs``."""
+    from desktop_env.agents.prompts import PROMPT_VERSION
+
+    path = Path(folder) / MANIFEST_FILE
+    previous = []
+    try:
+        old = json.loads(path.read_text())
+        if old.get("started") != started:
+            previous = old.pop("previous_runs", []) + [old]
+        else:
+            previous = old.get("previous_runs", [])
+    except (OSError, ValueError):
+        pass
+    params = {k: v for k, v in vars(args).items() if k != "model_screen_size"}
+    manifest = {"model": args.model, "git": git_state(), "image": image, "parameters": params,
+                "prompt_version": PROMPT_VERSION, "argv": sys.argv, "python": sys.version.split()[0],
+                "started": started, "finished": finished, "interrupted": interrupted, "previous_runs": previous}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(path, manifest)
+    return path
+
+
+def group_stats(records: list[dict]) -> dict:
+    """Mean score, success rate, pass@k, mean steps and time over ``records`` (final runs only)."""
+    scored = [r for r in records
+              if r.get("final") and r.get("status") not in UNSCORED_STATUSES and r.get("score") is not None]
+    by_task: dict = {}
+    for r in scored:
+        by_task.setdefault((r["domain"], r["task_id"]), []).append(r)
+    steps = [r["steps"] for r in scored if isinstance(r.get("steps"), int)]
+    times = [r["duration_s"] for r in scored if isinstance(r.get("duration_s"), (int, float))]
+    mean = lambda xs: round(sum(xs) / len(xs), 4) if xs else None  # noqa: E731
+    return {"tasks": len(by_task), "runs": len(scored), "mean_score": mean([r["score"] for r in scored]),
+            "success_rate": mean([1.0 if r["status"] == "success" else 0.0 for r in scored]),
+            "pass_at_k": mean([1.0 if any(r["status"] == "success" for r in rs) else 0.0 for rs in by_task.values()]),
+            "mean_steps": mean(steps), "mean_duration_s": mean(times)}
+
+
+def summarize(args, records: list[dict], not_run: list[dict], excluded: int,
+              wrong_image: dict[str, int] | None = None) -> dict:
+    """summary.json's content over every planned (task, trial) of this suite."""
+    from desktop_env.tasks import CATEGORIES, GUIDANCES
+
+    groups: dict[str, dict[str, list]] = {"domain": {}, "category": {}, "guidance": {}}
+    for r in records:
+        groups["domain"].setdefault(r["domain"], []).append(r)
+        tags = r.get("tags") or []
+        for t in tags:
+            if t in CATEGORIES:
+                groups["category"].setdefault(t, []).append(r)
+            if t in GUIDANCES:
+                groups["guidance"].setdefault(t, []).append(r)
+    counts: dict[str, int] = {}
+    for r in records:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+
+    def errors(status):
+        return [{k: r.get(k) for k in ("domain", "task_id", "trial", "error")} for r in records if r["status"] == status]
+
+    return {"model": args.model, "action_space": args.action_space, "observation_type": args.observation_type,
+            "trials": args.trials, "k": args.trials, "overall": group_stats(records),
+            "by_domain": {k: group_stats(v) for k, v in sorted(groups["domain"].items())},
+            "by_category": {k: group_stats(v) for k, v in sorted(groups["category"].items())},
+            "by_guidance": {k: group_stats(v) for k, v in sorted(groups["guidance"].items())},
+            "statuses": counts, "infra_errors": errors("infra_error"), "task_errors": errors("task_error"),
+            "evaluator_errors": errors("evaluator_error"),
+            "not_run": len(not_run), "excluded_account": excluded,
+            "excluded_image": dict(wrong_image or {}), "written": now_iso()}
+
+
+def format_summary(summary: dict) -> str:
+    """The printed table: one row per group, then infrastructure and task errors apart."""
+    k = summary["k"]
+    head = f"{'group':<44} {'tasks':>5} {'runs':>5} {'mean':>6} {'success':>8} {f'pass@{k}':>7} {'steps':>6} {'time_s':>7}"
+    lines = [head, "-" * len(head)]
+
+    def row(name, s):
+        f = lambda v, fmt: format(v, fmt) if v is not None else "-"  # noqa: E731
+        lines.append(f"{name[:44]:<44} {s['tasks']:>5} {s['runs']:>5} {f(s['mean_score'], '.3f'):>6} "
+                     f"{f(s['success_rate'], '.1%'):>8} {f(s['pass_at_k'], '.1%'):>7} {f(s['mean_steps'], '.1f'):>6} "
+                     f"{f(s['mean_duration_s'], '.0f'):>7}")
+
+    row("overall", summary["overall"])
+    for title, key in (("domain", "by_domain"), ("category", "by_category"), ("guidance", "by_guidance")):
+        for name, s in summary[key].items():
+            row(f"  {title}: {name}", s)
+    lines.append("statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(summary["statuses"].items())))
+    for kind in ("infra_errors", "task_errors", "evaluator_errors"):
+        if summary.get(kind):
+            lines.append(f"{kind.replace('_', ' ')} (not in the scores):")
+            lines += [f"  {e['domain']}/{e['task_id']} trial {e['trial']}: {str(e['error'])[:160]}" for e in summary[kind]]
+    if summary["not_run"]:
+        lines.append(f"not run yet: {summary['not_run']} (rerun the same command to complete)")
+    return "\n".join(lines)
