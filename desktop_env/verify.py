@@ -270,7 +270,8 @@ def run_model(model: str, suite: Path, result_dir: Path, num_envs: int = 1, path
         def report(line: str, error: bool = False) -> None:
             out.write(line + "\n")
             out.flush()
-            log.log(logging.WARNING if error else logging.INFO, "%s: %s", model, line.strip()[:300])
+            if error or not line.startswith(("started ", "\n")):  # the per-task starts and the summary: run.log only
+                log.log(logging.WARNING if error else logging.INFO, "%s: %s", model, line.strip()[:300])
 
         outcome = run_suite(args, report)
     if outcome.exit_code == 130:
