@@ -3,8 +3,9 @@ text editor and Calc cells exactly: the saved files hold every character, in ord
 
 Each round is a reset and a fresh application. CI runs one round of the text editor through the pyautogui
 action space (about 1 minute under load). Calc through computer_13 TYPING runs with
-``DESKTOP_ENV_FIDELITY_APPS=editor,calc`` and is not in CI: in the ten-round proof 2 of 10 Calc rounds saved a
-sheet with none of the typed cells, for a reason not found yet (docs/reliability.md#input-fidelity). The full
+``DESKTOP_ENV_FIDELITY_APPS=editor,calc`` and is not in CI: 6 of 36 Calc rounds put no cell in column E;
+the 4 with diagnostics had every cell one column to the left, because Calc handled the last ``right``
+before the text after it (docs/reliability.md#input-fidelity). The full
 proof is ``DESKTOP_ENV_FIDELITY_ROUNDS=10 DESKTOP_ENV_FIDELITY_APPS=editor,calc`` (add
 ``DESKTOP_ENV_FIDELITY_SPACES=pyautogui,computer_13`` for both spaces in each application).
 """
