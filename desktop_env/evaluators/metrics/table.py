@@ -291,14 +291,17 @@ def _rule_check_cell(rule: dict, books: _Books) -> bool:
         return False
     book, sheet = found
     coordinate = rule["coordinate"]
+    conditional = None  # the sheet's conditional formats at this cell, evaluated once for all style props
     for prop, check in rule["props"].items():
         if prop == "value":
             value = book.values[sheet][coordinate].value
         elif prop == "formula":
             value = book.wb[sheet][coordinate].value
         else:
-            overlay = conditional_overlay(book.wb[sheet], book.values[sheet])
-            value = shown_style(prop, book.wb[sheet][coordinate], overlay.get(coordinate.replace("$", "").upper()))
+            if conditional is None:
+                overlay = conditional_overlay(book.wb[sheet], book.values[sheet])
+                conditional = overlay.get(coordinate.replace("$", "").upper(), {})
+            value = shown_style(prop, book.wb[sheet][coordinate], conditional)
         if not match_value_to_rule(value, check):
             logger.info("check_cell %s!%s %s=%r fails %r", sheet, coordinate, prop, value, check)
             return False
