@@ -18,9 +18,12 @@ hazards make keys go missing or come out doubled when the guest is slow, and eac
 - **Hidden per-call state.** The bindings live in this process for as long as the worker
   does, and a new worker adopts the ones it finds, so the spare keycodes are never leaked.
 
-And typing returns only once the application in front has read what was typed (its CPU use
-has settled, see ``wait_until_read``): a busy application that acts on the next action's
-shortcut before the text typed ahead of it would otherwise lose that text.
+And typing waits, before it starts and before it returns, until the application in front has
+read its input (its CPU use has settled, see ``wait_until_read``). Before: a key sent just
+earlier (the ``right`` of the step before) must be handled before typing rebinds keycodes and
+turns autorepeat off; LibreOffice Calc under emulation otherwise handled that ``right`` after
+the whole text, so every entry landed one column to the left. After: a busy application that
+acts on the next action's shortcut before the text typed ahead of it would lose that text.
 """
 from __future__ import annotations
 
@@ -291,7 +294,8 @@ def patch_pyautogui(pyautogui) -> None:
 
     pyautogui's X11 backend presses only characters it found in the keymap at import and silently
     skips the rest; here the missing ones are bound to spare keycodes (kept bound, see the module
-    docstring) and typing runs with autorepeat off. A no-op on other backends.
+    docstring), typing runs with autorepeat off, and it starts and returns only once the application
+    in front has read its input. A no-op on other backends.
     """
     try:
         from pyautogui import _pyautogui_x11 as x11
@@ -320,6 +324,7 @@ def patch_pyautogui(pyautogui) -> None:
     def typewrite(message, *args, **kwargs):
         if not isinstance(message, str):
             return original(message, *args, **kwargs)
+        wait_until_read(display, IDLE_WAIT_BASE_S)  # what was sent before is handled before the text
         _type(message, *args, **kwargs)
         wait_until_read(display, IDLE_WAIT_BASE_S + IDLE_WAIT_PER_CHAR_S * len(message))
         return None

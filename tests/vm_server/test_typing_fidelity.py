@@ -12,19 +12,20 @@ pytestmark = pytest.mark.xvfb
 READER = Path(__file__).resolve().parent / "data" / "slow_reader.py"
 
 
-def _start_reader(xsession, server_python, tmp_path, lag_s, busy_ms=0, prefix=()):
+def _start_reader(xsession, server_python, tmp_path, lag_s, busy_ms=0, prefix=(), quiet_s=1.0):
     paths = {k: tmp_path / k for k in ("out", "ready", "go")}
     proc = subprocess.Popen([*prefix, server_python, str(READER), str(paths["out"]), str(paths["ready"]),
-                             str(paths["go"]), str(lag_s), str(busy_ms)], env=xsession.env)
+                             str(paths["go"]), str(lag_s), str(busy_ms), str(quiet_s)], env=xsession.env)
     wait_until(lambda: paths["ready"].exists(), 30, "the slow reader's window")
     return proc, paths
 
 
-def _read_when_write_returns(client, xsession, paths, text: str) -> str | None:
-    """Focus the reader, let it start, type ``text`` and return what the reader had read when write() returned."""
+def _read_when_write_returns(client, xsession, paths, text: str, before: str = "") -> str | None:
+    """Focus the reader, let it start, run ``before`` then type ``text``, and return what the reader had read
+    when write() returned."""
     xsession.run("xdotool", "search", "--name", "slow-reader", "windowactivate", "--sync")
     paths["go"].touch()
-    reply = client.run_pyautogui(f"pyautogui.write({text!r})", timeout_s=120)
+    reply = client.run_pyautogui(f"{before}pyautogui.write({text!r})", timeout_s=120)
     assert reply["returncode"] == 0, reply
     return paths["out"].read_text(encoding="utf-8") if paths["out"].exists() else None
 
@@ -112,3 +113,15 @@ def test_typing_waits_for_a_busy_application_that_gets_almost_no_cpu(client, xse
     finally:
         proc.kill()
         hog.kill()
+
+
+def test_a_key_sent_before_typing_is_handled_before_the_text(client, xsession, server_python, tmp_path):
+    """Calc under emulation handled the ``right`` sent just before a TYPING action after the whole text (every
+    entry landed one column to the left): typing starts only once the application has handled what came
+    before it, so no typed key is queued behind the ``right`` when the application reads it."""
+    proc, paths = _start_reader(xsession, server_python, tmp_path, lag_s=3.0, quiet_s=4.0)
+    try:
+        text = "Grüße =SUM(A1:A3)"
+        assert _read_when_write_returns(client, xsession, paths, text, "pyautogui.press('right')\n") == "[Right]" + text
+    finally:
+        proc.kill()

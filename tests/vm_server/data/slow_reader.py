@@ -4,7 +4,10 @@ It maps a focused window, signals readiness by creating READY, waits until GO ex
 LAG seconds, then drains its event queue the way Xlib clients do: a MappingNotify makes it
 re-read the keymap *as it is then*, and each KeyPress is looked up in the keymap it holds
 and then costs BUSY_MS of CPU (an application doing work per key). OUT holds the characters
-read so far, rewritten after each key; it is final when no event has come for a second.
+read so far, rewritten after each key; it is final when no event has come for QUIET seconds
+(default 1). A key without a character (an arrow, Escape) is written as its name in brackets,
+``[Right]``, followed by ``+`` when key presses were already queued behind it as it was read:
+keys sent after it before the application had handled it.
 """
 import os
 import sys
@@ -14,6 +17,7 @@ from Xlib import X, XK, Xatom, display
 
 out, ready, go, lag = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
 busy_s = float(sys.argv[5]) / 1000 if len(sys.argv) > 5 else 0.0
+quiet_s = float(sys.argv[6]) if len(sys.argv) > 6 else 1.0
 
 
 def save(chars):
@@ -36,12 +40,12 @@ open(ready, "w").close()
 while not os.path.exists(go):
     time.sleep(0.05)
 time.sleep(lag)
-typed, last = [], time.monotonic()
-while time.monotonic() - last < 1.0:
-    if not d.pending_events():
+typed, last, backlog = [], time.monotonic(), []
+while time.monotonic() - last < quiet_s:
+    if not backlog and not d.pending_events():
         time.sleep(0.05)
         continue
-    ev = d.next_event()
+    ev = backlog.pop(0) if backlog else d.next_event()
     last = time.monotonic()
     if ev.type == X.MappingNotify:
         d.refresh_keyboard_mapping(ev)
@@ -54,6 +58,13 @@ while time.monotonic() - last < 1.0:
             typed.append(chr(sym))
         elif sym > 0x01000000:
             typed.append(chr(sym - 0x01000000))
+        elif sym and not 0xffe1 <= sym <= 0xffee:  # not a modifier (Shift, Control, ...)
+            time.sleep(0.2)  # let keys sent right after it arrive
+            while d.pending_events():
+                backlog.append(d.next_event())
+            queued = any(e.type == X.KeyPress for e in backlog)
+            name = next((n[3:] for n in dir(XK) if n.startswith("XK_") and getattr(XK, n) == sym), hex(sym))
+            typed.append(f"[{name}]" + ("+" if queued else ""))
         spin = time.process_time() + busy_s
         while time.process_time() < spin:
             pass
