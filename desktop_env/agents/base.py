@@ -1,11 +1,9 @@
-"""The agent contract (reset, predict) and the registry run.py picks models from."""
+"""The agent contract (reset, predict) and the decorator that registers an agent by model name."""
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from typing import Any
 
-from desktop_env.errors import DesktopEnvError
 from desktop_env.registry import AGENTS
 
 
@@ -66,30 +64,3 @@ def register_agent(name: str):
         return AGENTS.register(name)(cls)
 
     return deco
-
-
-def builtin_agents() -> list[str]:
-    """The names of the registered agents that need no model API."""
-    return AGENTS.names()
-
-
-def create_agent(model: str, **options: Any) -> Agent:
-    """The agent for ``--model``: a built-in one by name, else a model client (:class:`llm.LLMAgent`).
-
-    Names within a typo of a built-in agent (e.g. ``orcale``) are refused with a
-    did-you-mean rather than sent to a model API.
-
-    Raises:
-        DesktopEnvError: a near-miss of a built-in name, or a model client that cannot be made
-            (e.g. no API key; the message names the variable).
-    """
-    names = builtin_agents()
-    if model in AGENTS:
-        return AGENTS[model](**options)
-    close = difflib.get_close_matches(model, names, n=1, cutoff=0.7)
-    if close:
-        raise DesktopEnvError(f"unknown model {model!r}: not a built-in agent ({', '.join(names)}); "
-                              f"did you mean {close[0]!r}?")
-    from desktop_env.agents.llm import LLMAgent
-
-    return LLMAgent(model, **options)

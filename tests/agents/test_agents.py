@@ -8,7 +8,7 @@ import pytest
 
 from desktop_env.actions import parse_action
 from desktop_env.agents import create_agent
-from desktop_env.agents.base import builtin_agents
+from desktop_env.agents.create import builtin_agents
 from desktop_env.errors import DesktopEnvError
 
 

@@ -145,7 +145,7 @@ def test_base_modules_do_not_import_their_plugins():
             "plugins = ['desktop_env.agents.simple', 'desktop_env.agents.human', 'desktop_env.providers.qemu.provider',"
             " 'desktop_env.evaluators.metrics.table', 'desktop_env.evaluators.getters.vm']\n"
             "print([p for p in plugins if p in sys.modules])\n"
-            "from desktop_env.agents.base import builtin_agents\n"
+            "from desktop_env.agents.create import builtin_agents\n"
             "print(builtin_agents())\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                          cwd=str(__import__("pathlib").Path(__file__).resolve().parents[2]))
