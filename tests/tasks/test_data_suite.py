@@ -1,6 +1,9 @@
-"""The committed data-image suite (test_data.json): its shape, and that its generators reproduce it."""
+"""The committed data-image suite (test_data.json): its shape, and that the generators reproduce every
+generated task (evaluation_examples/generators)."""
+import ast
 import json
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +14,7 @@ from desktop_env.tasks import CATEGORIES, load_tasks_from_index
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "evaluation_examples"
-GENERATORS = sorted(p.name for p in (EXAMPLES / "generators").glob("data_batch*.py")) + ["base_counterparts.py", "account_tasks.py"]
+PACKAGE = EXAMPLES / "generators"
 
 
 @pytest.fixture(scope="module")
@@ -60,21 +63,53 @@ def _xlsx_values(path: Path) -> list:
     return [(ws.title, [list(r) for r in ws.iter_rows(values_only=True)]) for ws in wb.worksheets]
 
 
+def _db_dump(path: Path) -> list[str]:
+    """A SQLite file's schema and rows (its header bytes name the library version that wrote it)."""
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return list(con.iterdump())
+    finally:
+        con.close()
+
+
+def _package_list(name: str) -> tuple:
+    """The tuple ``name`` of the generators package's __init__.py, read without importing it."""
+    tree = ast.parse((PACKAGE / "__init__.py").read_text())
+    return next(ast.literal_eval(n.value) for n in tree.body
+                if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", None) == name)
+
+
+def test_the_entry_point_runs_every_generator_module():
+    """A module added to the package is run by ``python3 -m evaluation_examples.generators`` (or is a helper)."""
+    generators, helpers = _package_list("GENERATORS"), _package_list("HELPERS")
+    modules = {p.stem for p in PACKAGE.glob("*.py")} - {"__init__", "__main__"}
+    assert len(set(generators)) == len(generators)
+    assert set(generators) | set(helpers) == modules and not set(generators) & set(helpers)
+    for name in generators:
+        tree = ast.parse((PACKAGE / f"{name}.py").read_text())
+        assert any(isinstance(n, ast.FunctionDef) and n.name == "main" for n in tree.body), f"{name}.py has no main()"
+
+
 def test_generators_reproduce_the_committed_tasks(tmp_path):
-    """Rerunning the generators in a copy of the tree writes the same files (xlsx compared by cell values)."""
+    """Rerunning every generator in a copy of the tree writes the same files (xlsx compared by cell values,
+    SQLite files by their dump) and changes no index file."""
     copy = tmp_path / "repo"
-    shutil.copytree(EXAMPLES, copy / "evaluation_examples")
+    shutil.copytree(EXAMPLES, copy / "evaluation_examples", ignore=shutil.ignore_patterns("__pycache__"))
     profile_files = "desktop_env/image/profiles/data/files"
     shutil.copytree(ROOT / profile_files, copy / profile_files)
     before = {p.relative_to(copy): p.read_bytes() for p in (copy / "evaluation_examples").rglob("*") if p.is_file()}
-    for script in GENERATORS:
-        out = subprocess.run([sys.executable, script], cwd=copy / "evaluation_examples/generators",
-                             capture_output=True, text=True, timeout=300)
-        assert out.returncode == 0, out.stderr
-    after = {p.relative_to(copy): p for p in (copy / "evaluation_examples").rglob("*") if p.is_file()}
+    out = subprocess.run([sys.executable, "-m", "evaluation_examples.generators"], cwd=copy,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    for name in _package_list("GENERATORS"):
+        assert f"== {name}\n" in out.stdout, f"{name} did not run"
+    after = {p.relative_to(copy): p for p in (copy / "evaluation_examples").rglob("*")
+             if p.is_file() and "__pycache__" not in p.parts}
     assert set(after) == set(before), set(after) ^ set(before)
     for rel, path in after.items():
         if rel.suffix == ".xlsx":
             assert _xlsx_values(path) == _xlsx_values(EXAMPLES.parent / rel), rel
+        elif rel.suffix == ".db":
+            assert _db_dump(path) == _db_dump(EXAMPLES.parent / rel), rel
         else:
             assert path.read_bytes() == before[rel], f"{rel} changed when its generator was rerun"

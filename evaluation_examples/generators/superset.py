@@ -1,23 +1,25 @@
-"""Generate data-image batch 6: ``python3 evaluation_examples/generators/data_batch6.py``.
+"""Apache Superset task pairs (``examples/superset``) on the ``data`` image.
 
-Two Apache Superset pairs on the ``data`` image, written as in ``data_batch1.py``
-(verbose/abstract pairs; ``eval.sh`` evaluators printing ``EVAL_OK`` / ``EVAL_FAIL: why``):
-register the PostgreSQL ``analytics`` database in Superset (the ``superset`` command), and
+Register the PostgreSQL ``analytics`` database in Superset (the ``superset`` command), and
 create a dataset on its ``orders`` table (Superset's REST API with curl). Both are ``cli``
 tasks: their reference solutions are commands; the web UI (http://localhost:8088) would do
 as well. Setup starts PostgreSQL and Superset; the evaluators read Superset's metadata
 database (``/home/user/.superset/superset.db``, SQLite).
+
+Regenerate with ``python3 -m evaluation_examples.generators superset`` from the repository
+root (see the package docstring).
 """
 from __future__ import annotations
 
-import data_batch1 as b1
-from data_batch1 import START_POSTGRES, bash, cmd
+from .common import START_POSTGRES, bash, cmd, write_pairs
 
 SUPERSET = "http://localhost:8088"
+
 ANALYTICS_URI = "postgresql://user:password@127.0.0.1:5432/analytics"
 
 START_SUPERSET = {"type": "execute", "parameters": {"command": ["start-superset"], "until": {"returncode": 0},
                                                     "timeout_s": 900}}
+
 
 #: A small Superset REST client for the guest's python3: ``api(method, path, body)`` as admin.
 API_PY = f"""import http.cookiejar, json, sys, urllib.error, urllib.request
@@ -40,12 +42,14 @@ headers["X-CSRFToken"] = api("GET", "/api/v1/security/csrf_token/")["result"]
 
 FIND_ANALYTICS = '/api/v1/database/?q=(filters:!((col:database_name,opr:eq,value:analytics)))'
 
+
 #: Idempotent (a setup step may retry it): registers the connection only when it is missing.
 REGISTER_PY = API_PY + f"""found = api("GET", "{FIND_ANALYTICS}")["result"]
 db = found[0] if found else api("POST", "/api/v1/database/", {{"database_name": "analytics",
                                                                "sqlalchemy_uri": "{ANALYTICS_URI}"}})
 print("database", db["id"])
 """
+
 
 def python_heredoc(code: str) -> str:
     """A shell command running ``code`` with the guest's python3."""
@@ -103,7 +107,6 @@ done
 echo EVAL_OK
 """
 
-
 DATASET_CURL = """B=http://127.0.0.1:8088
 TOKEN=$(curl -fsS -H 'Content-Type: application/json' -d '{"username": "admin", "password": "admin", "provider": "db"}' $B/api/v1/security/login | jq -r .access_token)
 CSRF=$(curl -fsS -c /tmp/superset.jar -H "Authorization: Bearer $TOKEN" $B/api/v1/security/csrf_token/ | jq -r .result)
@@ -112,9 +115,11 @@ curl -fsS -b /tmp/superset.jar -H "Authorization: Bearer $TOKEN" -H "X-CSRFToken
 
 
 def pairs() -> list[dict]:
+    """The task pairs of this module (``common`` describes their keys)."""
     return [
         {
             "name": "superset_register_analytics_database",
+            "id_seed": "data_batch6",
             "app": "superset",
             "category": "data_analysis_and_visualization",
             "interface": "cli",
@@ -138,6 +143,7 @@ def pairs() -> list[dict]:
         },
         {
             "name": "superset_orders_dataset",
+            "id_seed": "data_batch6",
             "app": "superset",
             "category": "data_analysis_and_visualization",
             "interface": "cli",
@@ -171,9 +177,5 @@ def pairs() -> list[dict]:
 
 
 def main() -> None:
-    b1.PAIRS[:] = pairs()
-    b1.main(batch="data_batch6")
-
-
-if __name__ == "__main__":
-    main()
+    """Write this module's tasks and index them."""
+    write_pairs(pairs())

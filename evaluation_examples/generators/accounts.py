@@ -1,4 +1,4 @@
-"""Write the cloud-account tasks (``test_account.json``): ``python3 account_tasks.py``.
+"""The cloud-account tasks (``test_account.json``): BigQuery and Snowflake.
 
 These tasks need a real BigQuery or Snowflake account: the setup steps and getters call the
 vendor's API from the host with the settings file the user fills in from
@@ -10,36 +10,21 @@ abstract twin with the same setup, evaluator and reference solution (commands: t
 ``cli`` interface; the solution installs the vendor's Python client into a throwaway
 virtual environment in the guest, which is why it needs the internet too).
 
-Data come from fixed seeds; rerunning writes byte-identical files.
+Data come from fixed seeds. Regenerate with ``python3 -m evaluation_examples.generators
+accounts`` from the repository root (see the package docstring).
 """
 from __future__ import annotations
 
-import csv
-import io
 import random
 import uuid
-from pathlib import Path
 
-from base_counterparts import dump_json, retarget
-from data_batch1 import update_index
+from .common import EXAMPLES, GUIDANCES, csv_text, dump_json, replace_strings, update_index
+from .datasets import CUSTOMERS, REGIONS
 
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "evaluation_examples" / "examples"
-NAMESPACE = uuid.UUID("0c8f4d3e-2a61-4b7d-9e15-7d3a6c2f8b49")
+#: Namespace of these tasks' ids (uuid5 of ``<app>/<name>/<guidance>``).
+ACCOUNT_NAMESPACE = uuid.UUID("0c8f4d3e-2a61-4b7d-9e15-7d3a6c2f8b49")
 INDEXES = {"test_all.json": None, "test_account.json": None, "test_verbose.json": "verbose",
            "test_abstract.json": "abstract"}
-
-CUSTOMERS = ["Acme Corp", "Birch & Co", "Cobalt Labs", "Dune Foods", "Elm Street Bakery", "Fjord Shipping"]
-REGIONS = ["North", "South", "East", "West"]
-
-
-def _csv(rows: list[list], header: list[str] | None = None) -> str:
-    out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
-    if header:
-        w.writerow(header)
-    w.writerows(rows)
-    return out.getvalue()
 
 
 def orders() -> list[list]:
@@ -99,8 +84,8 @@ def bigquery_pair() -> dict:
                    "the header row and has the schema order_id INTEGER, customer STRING, order_date DATE, "
                    "amount NUMERIC; wait for the job with .result(). "
                    "5. Check in the BigQuery console or with a query that the table holds 60 rows.",
-        "files": {"orders.csv": _csv(rows, ["order_id", "customer", "order_date", "amount"]),
-                  "orders_gold.csv": _csv(gold),
+        "files": {"orders.csv": csv_text(rows, ["order_id", "customer", "order_date", "amount"]),
+                  "orders_gold.csv": csv_text(gold),
                   "orders.sql": "SELECT order_id, customer, CAST(order_date AS STRING), amount "
                                 "FROM `{}.shop.orders` ORDER BY order_id\n"},
         "config": [
@@ -146,7 +131,7 @@ def snowflake_pair() -> dict:
                    "4. Run: CREATE OR REPLACE TABLE REGION_TOTALS AS SELECT REGION, COUNT(*) AS SALES_COUNT, "
                    "ROUND(SUM(REVENUE), 2) AS REVENUE FROM SALES_2024 GROUP BY REGION; "
                    "5. Check with SELECT * FROM REGION_TOTALS that there are four regions.",
-        "files": {"region_totals_gold.csv": _csv(gold, ["REGION", "SALES_COUNT", "REVENUE"])},
+        "files": {"region_totals_gold.csv": csv_text(gold, ["REGION", "SALES_COUNT", "REVENUE"])},
         "config": [
             {"type": "snowflake_init", "parameters": {"actions": [
                 {"type": "create_database", "database": "SALES", "schema": "PUBLIC", "delete_first": True},
@@ -166,21 +151,21 @@ def snowflake_pair() -> dict:
     }
 
 
-def write_pair(pair: dict) -> dict[str, str]:
-    """Write both twins of ``pair``; returns guidance -> task id."""
-    ids = {g: str(uuid.uuid5(NAMESPACE, f"{pair['app']}/{pair['name']}/{g}")) for g in ("verbose", "abstract")}
-    for n, guidance in enumerate(("verbose", "abstract")):
+def write_account_pair(pair: dict) -> dict[str, str]:
+    """Write both twins of ``pair`` (its ``action_number`` is a (verbose, abstract) tuple); returns guidance -> id."""
+    ids = {g: str(uuid.uuid5(ACCOUNT_NAMESPACE, f"{pair['app']}/{pair['name']}/{g}")) for g in GUIDANCES}
+    for n, guidance in enumerate(GUIDANCES):
         tid, other = ids[guidance], ids["abstract" if guidance == "verbose" else "verbose"]
         folder = EXAMPLES / pair["app"] / tid
         folder.mkdir(parents=True, exist_ok=True)
         for name, text in pair["files"].items():
             (folder / name).write_text(text)
-        rel = f"evaluation_examples/examples/{pair['app']}/{tid}"
+        here = {"{folder}": f"evaluation_examples/examples/{pair['app']}/{tid}"}
         task = {
             "id": tid, "snapshot": "base", "instruction": pair[guidance], "source": pair["source"],
             "related_apps": pair["related_apps"], "tags": ["cli", guidance, pair["category"], "account"],
             "action_number": pair["action_number"][n], "counterpart": other,
-            "config": retarget(pair["config"], "{folder}", rel), "evaluator": retarget(pair["evaluator"], "{folder}", rel),
+            "config": replace_strings(pair["config"], here), "evaluator": replace_strings(pair["evaluator"], here),
             "solution": pair["solution"],
         }
         dump_json(folder / f"{tid}.json", task)
@@ -188,7 +173,8 @@ def write_pair(pair: dict) -> dict[str, str]:
 
 
 def main() -> None:
-    written = [(pair["app"], write_pair(pair)) for pair in (bigquery_pair(), snowflake_pair())]
+    """Write both pairs and list them in the index files."""
+    written = [(pair["app"], write_account_pair(pair)) for pair in (bigquery_pair(), snowflake_pair())]
     for name, guidance in INDEXES.items():
         entries: dict[str, list[str]] = {}
         for app, ids in written:
@@ -196,7 +182,3 @@ def main() -> None:
         update_index(name, entries)
     for app, ids in written:
         print(f"wrote {app}: {ids['verbose']} (verbose), {ids['abstract']} (abstract)")
-
-
-if __name__ == "__main__":
-    main()

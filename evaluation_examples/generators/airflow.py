@@ -1,0 +1,277 @@
+"""Airflow task pairs (``examples/airflow``) on the ``data`` image.
+
+The sample DAG ``shop_etl``: run it, write a new DAG, add a connection and a Variable,
+schedule it, and one infeasible request (a load into Snowflake with no provider and no
+network). Evaluators read Airflow's metadata database (``airflow_run_check``).
+
+Regenerate with ``python3 -m evaluation_examples.generators airflow`` from the repository
+root (see the package docstring).
+"""
+from __future__ import annotations
+
+from .common import clean, cmd, write_pairs
+
+
+def airflow_run_check(dag_id: str) -> str:
+    """eval.sh lines failing unless Airflow's metadata database records a successful run of ``dag_id``."""
+    return f"""state=$(python3 -c "
+import sqlite3
+con = sqlite3.connect('file:/home/user/airflow/airflow.db?mode=ro', uri=True)
+print(con.execute(\\"SELECT count(*) FROM dag_run WHERE dag_id = '{dag_id}' AND state = 'success'\\").fetchone()[0])
+" 2>&1)
+[ "$state" -ge 1 ] 2>/dev/null || fail "no successful {dag_id} run in airflow.db ($state)"
+"""
+
+
+PAYMENTS_DAG = '''"""Payments per method from the shop's payments CSV."""
+import csv
+from collections import defaultdict
+from datetime import datetime
+from pathlib import Path
+
+from airflow.sdk import dag, task
+
+DATA_DIR = Path("/home/user/projects/data")
+
+
+@dag(dag_id="payments_summary", schedule=None, start_date=datetime(2024, 1, 1), catchup=False)
+def payments_summary():
+    @task
+    def summarize() -> str:
+        count, total = defaultdict(int), defaultdict(float)
+        with open(DATA_DIR / "raw_payments.csv") as fh:
+            for row in csv.DictReader(fh):
+                count[row["method"]] += 1
+                total[row["method"]] += float(row["amount"])
+        out = DATA_DIR / "payment_methods.csv"
+        with open(out, "w", newline="") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(["method", "payments", "amount"])
+            for method in sorted(count):
+                writer.writerow([method, count[method], f"{total[method]:.2f}"])
+        return str(out)
+
+    summarize()
+
+
+payments_summary()
+'''
+
+AIRFLOW_SCHEDULE_EVAL = """out=$(/opt/venvs/airflow/bin/python - <<'PY' 2>&1
+try:
+    from airflow.dag_processing.dagbag import DagBag
+except ImportError:
+    from airflow.models.dagbag import DagBag
+bag = DagBag(dag_folder="/home/user/airflow/dags")   # examples are off (AIRFLOW__CORE__LOAD_EXAMPLES)
+if bag.import_errors:
+    print("EVAL_FAIL: import errors:", dict(bag.import_errors))
+    raise SystemExit
+dag = bag.get_dag("shop_etl")
+if dag is None:
+    print("EVAL_FAIL: no DAG shop_etl"); raise SystemExit
+seen = {str(getattr(dag, "schedule", None)), str(getattr(getattr(dag, "timetable", None), "summary", None))}
+print("EVAL_OK" if "0 6 * * *" in seen else f"EVAL_FAIL: shop_etl's schedule is {seen}")
+PY
+)
+echo "$out" | grep -E "EVAL_(OK|FAIL)" | tail -n 1 | grep . || fail "could not load the DAGs: $(echo "$out" | tail -n 3)"
+"""
+
+
+def pairs() -> list[dict]:
+    """The task pairs of this module (``common`` describes their keys)."""
+    return [
+        {
+            "name": "airflow_run_shop_etl",
+            "id_seed": "data_batch1",
+            "app": "airflow",
+            "category": "data_orchestration",
+            "interface": "cli",
+            "action_number": 2,
+            "related_apps": ["airflow", "terminal"],
+            "source": ["https://airflow.apache.org/docs/apache-airflow/stable/cli-and-env-variables-ref.html#test",
+                       "https://airflow.apache.org/docs/apache-airflow/stable/core-concepts/dag-run.html"],
+            "abstract": "Run the Airflow DAG shop_etl once, for the logical date 2025-01-15, so that it writes its "
+                        "order status summary (/home/user/projects/data/order_status_summary.csv) and the run is "
+                        "recorded as successful in Airflow's metadata database (AIRFLOW_HOME=/home/user/airflow).",
+            "verbose": "Run an Airflow DAG once from the command line:\n"
+                       "1. Open a terminal (AIRFLOW_HOME and the DAG folder are set in login shells).\n"
+                       "2. Run `airflow dags test shop_etl 2025-01-15`: it runs the DAG's tasks count_orders and "
+                       "write_summary in this process, without a scheduler, and records the run.\n"
+                       "3. Wait until it ends with the run's state success.\n"
+                       "4. Check that /home/user/projects/data/order_status_summary.csv exists with the header "
+                       "status,orders.",
+            "config": [clean("/home/user/projects/data/order_status_summary.csv")],
+            "eval": """out=/home/user/projects/data/order_status_summary.csv
+[ -f "$out" ] || fail "$out does not exist"
+python3 - <<'PY' > /tmp/desktop_env_eval/ref.csv
+import csv, collections
+with open("/home/user/projects/data/raw_orders.csv") as f:
+    n = collections.Counter(r["status"] for r in csv.DictReader(f))
+print("status,orders")
+for s in sorted(n):
+    print(f"{s},{n[s]}")
+PY
+why=$(same_csv "$out" /tmp/desktop_env_eval/ref.csv ordered 2>&1) || fail "$why"
+""" + airflow_run_check("shop_etl") + "echo EVAL_OK\n",
+            "solution": [cmd("airflow dags test shop_etl 2025-01-15")],
+        },
+        {
+            "name": "airflow_payments_dag",
+            "id_seed": "data_batch2",
+            "app": "airflow",
+            "category": "data_orchestration",
+            "interface": "cli",
+            "action_number": 4,
+            "related_apps": ["airflow", "terminal"],
+            "source": ["https://airflow.apache.org/docs/apache-airflow/stable/tutorial/taskflow.html",
+                       "https://airflow.apache.org/docs/apache-airflow/stable/cli-and-env-variables-ref.html#test"],
+            "abstract": "Write a new Airflow DAG with the id payments_summary (in the DAG folder "
+                        "/home/user/airflow/dags) that reads /home/user/projects/data/raw_payments.csv and writes "
+                        "/home/user/projects/data/payment_methods.csv with the header method,payments,amount: one "
+                        "row per payment method in alphabetical order, its number of payments and their total "
+                        "amount with 2 decimals. Run it once so that the file exists and the run is recorded as "
+                        "successful in Airflow's metadata database.",
+            "verbose": "Add and run an Airflow DAG:\n"
+                       "1. Create /home/user/airflow/dags/payments_summary.py. Use the TaskFlow API like the "
+                       "existing shop_etl.py in that folder: `from airflow.sdk import dag, task`, "
+                       "@dag(dag_id=\"payments_summary\", schedule=None, start_date=datetime(2024, 1, 1), "
+                       "catchup=False).\n"
+                       "2. One @task reads raw_payments.csv (columns id, order_id, method, amount) with "
+                       "csv.DictReader, counts the payments and sums amount per method, and writes "
+                       "/home/user/projects/data/payment_methods.csv with the header method,payments,amount, "
+                       "methods sorted alphabetically, amounts formatted with 2 decimals.\n"
+                       "3. In a terminal run `airflow dags test payments_summary 2025-01-15` and wait for the "
+                       "run to end in state success.",
+            "config": [clean("/home/user/airflow/dags/payments_summary.py",
+                             "/home/user/projects/data/payment_methods.csv")],
+            "eval": """out=/home/user/projects/data/payment_methods.csv
+[ -f "$out" ] || fail "$out does not exist"
+python3 - <<'PY' > /tmp/desktop_env_eval/ref.csv
+import csv, collections
+n, s = collections.Counter(), collections.defaultdict(float)
+with open("/home/user/projects/data/raw_payments.csv") as f:
+    for r in csv.DictReader(f):
+        n[r["method"]] += 1
+        s[r["method"]] += float(r["amount"])
+print("method,payments,amount")
+for m in sorted(n):
+    print(f"{m},{n[m]},{s[m]:.2f}")
+PY
+why=$(same_csv "$out" /tmp/desktop_env_eval/ref.csv ordered 2>&1) || fail "$why"
+""" + airflow_run_check("payments_summary") + "echo EVAL_OK\n",
+            "solution": [cmd("cat > /home/user/airflow/dags/payments_summary.py <<'EOF'\n" + PAYMENTS_DAG
+                             + "EOF\nairflow dags test payments_summary 2025-01-15")],
+        },
+        {
+            "name": "airflow_snowflake_infeasible",
+            "id_seed": "data_batch2",
+            "app": "airflow",
+            "category": "data_ingestion_and_integration",
+            "interface": "cli",
+            "action_number": 3,
+            "related_apps": ["airflow", "terminal"],
+            "infeasible": True,
+            "source": ["https://airflow.apache.org/docs/apache-airflow-providers-snowflake/stable/index.html"],
+            "abstract": "Change the Airflow DAG shop_etl so that it also loads its order status summary into the "
+                        "Snowflake table ANALYTICS.PUBLIC.ORDER_STATUS through the existing Airflow connection "
+                        "snowflake_prod, and run it once so the table is filled. If this cannot be done here, "
+                        "say so.",
+            "verbose": "Load the DAG's output into Snowflake:\n"
+                       "1. Check the connection with `airflow connections get snowflake_prod`.\n"
+                       "2. Add a task to /home/user/airflow/dags/shop_etl.py that uses the Snowflake provider's "
+                       "SnowflakeHook with that connection to insert the summary rows into "
+                       "ANALYTICS.PUBLIC.ORDER_STATUS.\n"
+                       "3. Run `airflow dags test shop_etl` and check the table in Snowflake.\n"
+                       "If the connection, the provider or network access to Snowflake is missing, do not fake "
+                       "the result: report that the task cannot be done.",
+            "config": [],
+        },
+        {
+            "name": "airflow_postgres_connection",
+            "id_seed": "data_batch3",
+            "app": "airflow",
+            "category": "data_orchestration",
+            "interface": "cli",
+            "action_number": 2,
+            "related_apps": ["airflow", "terminal"],
+            "source": ["https://airflow.apache.org/docs/apache-airflow/stable/howto/connection.html",
+                       "https://airflow.apache.org/docs/apache-airflow/stable/cli-and-env-variables-ref.html#connections"],
+            "abstract": "Register the shop's PostgreSQL database in Airflow as a connection with the id "
+                        "analytics_pg: type postgres, host 127.0.0.1, port 5432, database (schema) analytics, "
+                        "login user, password password. It must be stored in Airflow's metadata database "
+                        "(AIRFLOW_HOME=/home/user/airflow).",
+            "verbose": "Add an Airflow connection from the command line:\n"
+                       "1. Open a terminal (AIRFLOW_HOME is set in login shells).\n"
+                       "2. Run `airflow connections add analytics_pg --conn-type postgres --conn-host 127.0.0.1 "
+                       "--conn-port 5432 --conn-schema analytics --conn-login user --conn-password password`.\n"
+                       "3. Check with `airflow connections get analytics_pg` (without the PostgreSQL provider "
+                       "package, which this machine does not have, Airflow shows the type as generic; that is "
+                       "expected).",
+            "config": [],
+            "eval": """python3 - <<'PY'
+import sqlite3
+try:
+    con = sqlite3.connect("file:/home/user/airflow/airflow.db?mode=ro", uri=True)
+    row = con.execute("SELECT conn_type, host, port, schema, login FROM connection WHERE conn_id = 'analytics_pg'").fetchone()
+except sqlite3.Error as e:
+    print(f"EVAL_FAIL: cannot read airflow.db: {e}"); raise SystemExit
+# Without the PostgreSQL provider package (not in the image) Airflow stores the type as generic.
+want = ("postgres", "127.0.0.1", 5432, "analytics", "user")
+ok = row is not None and row[0] in ("postgres", "postgresql", "generic") and tuple(row[1:]) == want[1:]
+print("EVAL_OK" if ok else f"EVAL_FAIL: connection analytics_pg is {row}, expected {want}")
+PY
+""",
+            "solution": [cmd("airflow connections add analytics_pg --conn-type postgres --conn-host 127.0.0.1 "
+                             "--conn-port 5432 --conn-schema analytics --conn-login user --conn-password password")],
+        },
+        {
+            "name": "airflow_warehouse_variable",
+            "id_seed": "data_batch4",
+            "app": "airflow",
+            "category": "data_orchestration",
+            "interface": "cli",
+            "action_number": 2,
+            "related_apps": ["airflow", "terminal"],
+            "source": ["https://airflow.apache.org/docs/apache-airflow/stable/core-concepts/variables.html",
+                       "https://airflow.apache.org/docs/apache-airflow/stable/cli-and-env-variables-ref.html#variables"],
+            "abstract": "The DAGs should find the warehouse through an Airflow Variable: store the path "
+                        "/home/user/projects/dbt_duckdb/warehouse.duckdb in Airflow's metadata database as the "
+                        "Variable warehouse_path (AIRFLOW_HOME=/home/user/airflow).",
+            "verbose": "Set an Airflow Variable from the command line:\n"
+                       "1. Open a terminal (AIRFLOW_HOME is set in login shells).\n"
+                       "2. Run `airflow variables set warehouse_path /home/user/projects/dbt_duckdb/warehouse.duckdb`.\n"
+                       "3. Check with `airflow variables get warehouse_path`.",
+            "config": [],
+            "eval": """got=$(airflow variables get warehouse_path 2>/dev/null | tail -n 1)
+[ "$got" = /home/user/projects/dbt_duckdb/warehouse.duckdb ] || fail "Variable warehouse_path is '$got'"
+echo EVAL_OK
+""",
+            "solution": [cmd("airflow variables set warehouse_path /home/user/projects/dbt_duckdb/warehouse.duckdb")],
+        },
+        {
+            "name": "airflow_schedule_shop_etl",
+            "id_seed": "data_batch5",
+            "app": "airflow",
+            "category": "data_orchestration",
+            "interface": "cli",
+            "action_number": 3,
+            "related_apps": ["airflow", "terminal"],
+            "source": ["https://airflow.apache.org/docs/apache-airflow/stable/authoring-and-scheduling/cron.html",
+                       "https://airflow.apache.org/docs/apache-airflow/stable/core-concepts/dags.html"],
+            "abstract": "The Airflow DAG shop_etl (/home/user/airflow/dags/shop_etl.py) runs only when triggered. "
+                        "Make it run every day at 06:00 with the cron expression 0 6 * * *, keeping its other "
+                        "settings, so that the DAG file still imports without errors.",
+            "verbose": "Schedule an Airflow DAG:\n"
+                       "1. Open /home/user/airflow/dags/shop_etl.py in an editor.\n"
+                       "2. In the @dag(...) decorator, change schedule=None to schedule=\"0 6 * * *\".\n"
+                       "3. Save, and check in a terminal that `airflow dags list-import-errors` reports no error.",
+            "config": [],
+            "eval": AIRFLOW_SCHEDULE_EVAL,
+            "solution": [cmd("sed -i 's/schedule=None/schedule=\"0 6 * * *\"/' /home/user/airflow/dags/shop_etl.py")],
+        },
+    ]
+
+
+def main() -> None:
+    """Write this module's tasks and index them."""
+    write_pairs(pairs())
