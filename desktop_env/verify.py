@@ -234,11 +234,12 @@ def _image_identity(path_to_vm: str | None, cache_dir: str | None) -> tuple[str,
     return image.name, str(image.meta.get("assembly_hash", ""))
 
 
-def default_result_dir(suite: Path, cache_dir: str | None = None) -> Path:
-    """``<cache>/verify/<suite name>``: outside the repository, kept between runs."""
+def default_result_dir(suite: Path, cache_dir: str | None = None, image: str = "") -> Path:
+    """``<cache>/verify/<suite name>/<image name>``: outside the repository, kept between runs, one
+    folder per image (a task proven on one image is not proven on the next)."""
     from desktop_env.paths import cache_dir as cache
 
-    return cache(cache_dir) / "verify" / suite.stem
+    return cache(cache_dir) / "verify" / suite.stem / (image or "unnamed-image")
 
 
 def run_model(model: str, suite: Path, result_dir: Path, num_envs: int = 1, path_to_vm: str | None = None,
@@ -300,7 +301,8 @@ def verify(suite: str | os.PathLike, result_dir: str | os.PathLike | None = None
     if not suite.is_file():
         raise TaskConfigError("the suite index file does not exist; give --suite evaluation_examples/test_*.json",
                               str(suite))
-    base = Path(result_dir).expanduser().resolve() if result_dir else default_result_dir(suite, cache_dir)
+    image, recipe_hash = _image_identity(path_to_vm, cache_dir)
+    base = Path(result_dir).expanduser().resolve() if result_dir else default_result_dir(suite, cache_dir, image)
     dirs = {m: base / m for m in MODELS}
     collect(suite, dirs)  # fail on a broken suite before booting anything
     crashed = {}
@@ -317,7 +319,7 @@ def verify(suite: str | os.PathLike, result_dir: str | os.PathLike | None = None
             if run.score is None and run.detail == "not run":
                 run.detail = why
     table.date = datetime.date.today().isoformat()
-    table.image, table.recipe_hash = _image_identity(path_to_vm, cache_dir)
+    table.image, table.recipe_hash = image, recipe_hash
     return table
 
 
@@ -327,7 +329,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--suite", required=True, help="index file, e.g. evaluation_examples/test_smoke.json")
     parser.add_argument("--num_envs", type=int, default=1, help="VMs per run (default 1)")
     parser.add_argument("--result_dir", default=None,
-                        help="results folder, kept between runs (default <cache>/verify/<suite name>)")
+                        help="results folder, kept between runs (default <cache>/verify/<suite name>/<image name>); "
+                             "a folder holding another image's results is refused")
     parser.add_argument("--path_to_vm", default=None, help="image name, profile or folder (default newest base)")
     parser.add_argument("--cache_dir", default=None, help="image and runtime cache (default ~/.cache/desktop-env)")
     parser.add_argument("--task_timeout", type=float, default=None, help="seconds per task attempt (run.py's)")

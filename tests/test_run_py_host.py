@@ -273,3 +273,28 @@ def test_only_the_oracle_reaches_a_shell(tmp_path, replays_solution):
         assert env.commands == ["touch /tmp/x"] and env.steps == ["DONE"]
     else:
         assert env.commands == [] and env.steps == [{"command": "touch /tmp/x", "shell": True}, "DONE"]
+
+
+def test_a_result_folder_of_another_image_is_refused_not_resumed(tmp_path):
+    """Results made on one image must not count as done on another: the run stops and says which images and
+    what to do, and runs again once pointed at a folder of its own (or the same image)."""
+    index = write_index(tmp_path, {"excel": [EXCEL_TASK]})
+    results = tmp_path / "results"
+    folder = results / "pyautogui/screenshot/noop"
+    done = folder / "excel" / EXCEL_TASK
+    done.mkdir(parents=True)
+    (done / "status.json").write_text(json.dumps(record(EXCEL_TASK, "wrong_result", 0.0, domain="excel")))
+    (folder / "manifest.json").write_text(json.dumps({"model": "noop", "image": {"path_to_vm": "/images/old.qcow2"}}))
+
+    def run(path_to_vm):
+        return subprocess.run([sys.executable, "run.py", "--model", "noop", "--provider_name", "libvirt",
+                               "--path_to_vm", path_to_vm, "--test_all_meta_path", str(index),
+                               "--test_config_base_dir", str(SAMPLES), "--result_dir", str(results)],
+                              cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+    out = run("/images/new.qcow2")
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert "'/images/old.qcow2'" in out.stderr and "'/images/new.qcow2'" in out.stderr and "--result_dir" in out.stderr
+    assert not (folder / "summary.json").exists()
+    same = run("/images/old.qcow2")
+    assert same.returncode == 0 and "1 tasks: 1 already done, 0 to run" in same.stdout, same.stdout + same.stderr

@@ -17,7 +17,7 @@ from typing import Callable
 
 from desktop_env.harness.jobs import model_folder, plan_jobs, split_by_image
 from desktop_env.harness.layout import SUMMARY_FILE, now_iso, read_status, write_json_atomic
-from desktop_env.harness.summary import format_summary, image_state, summarize, write_manifest
+from desktop_env.harness.summary import earlier_image, format_summary, image_key, image_state, summarize, write_manifest
 from desktop_env.harness.workers import agent_options, stop_workers, worker
 
 log = logging.getLogger(__name__)
@@ -73,6 +73,14 @@ def run_suite(args, report: Report = _log_report) -> RunOutcome:
             report(f"error: {exc}", error=True)
             return RunOutcome(2)
         image = {"error": str(exc)}
+    done = sum(1 for r in records.values() if r.get("final"))
+    before = earlier_image(model_folder(args), image) if done else None
+    if before:
+        report(f"error: {model_folder(args)} holds {done} results made on the image {before!r} (its manifest.json) "
+               f"and this run uses {image_key(image)!r}: results of two images do not mix, and a task done on "
+               "one is not done on the other. Give another --result_dir (or remove that folder to start over).",
+               error=True)
+        return RunOutcome(2)
     todo, wrong_image = split_by_image(todo, image)
     for need, n in sorted(wrong_image.items()):
         report(f"{n} task runs need the {need!r} image (their \"snapshot\") and the image is "

@@ -39,6 +39,22 @@ def image_state(args) -> dict:
             "package_hash": meta.get("package_hash"), "created": meta.get("created"), "screen": list(image.screen)}
 
 
+def image_key(image: dict) -> str | None:
+    """What names an image in a manifest: its name (QEMU images), else the path given to another provider."""
+    return image.get("name") or image.get("path_to_vm")
+
+
+def earlier_image(folder: Path, image: dict) -> str | None:
+    """The image named by ``folder``'s manifest.json when it is not ``image`` (results made on another
+    image), else None (the same image, no manifest yet, or an image that cannot be named)."""
+    try:
+        earlier = json.loads((Path(folder) / MANIFEST_FILE).read_text()).get("image") or {}
+    except (OSError, ValueError, AttributeError):
+        return None
+    before, now = image_key(earlier), image_key(image)
+    return before if before and now and before != now else None
+
+
 def write_manifest(folder: Path, args, image: dict, started: str, finished: str | None,
                    interrupted: bool = False) -> Path:
     """Write ``manifest.json`` in the model ``folder``; earlier runs into the same folder are kept in

@@ -137,3 +137,13 @@ def test_smoke_suite_shape():
         assert t.extra.get("solution") or (t.path.parent / "solution.sh").exists(), t.id
         assert {"gui", "cli", "cli+gui"} & set(t.tags) and {"verbose", "abstract"} & set(t.tags), t.id
         assert t.source and t.related_apps and t.action_number, t.id
+
+
+def test_default_results_are_kept_per_image(tmp_path):
+    """A rebuilt image starts from an empty folder: results of the image before are kept, never resumed."""
+    from desktop_env.verify import default_result_dir
+
+    suite = tmp_path / "test_smoke.json"
+    one, two = (default_result_dir(suite, str(tmp_path / "cache"), name) for name in ("base-aaaa", "base-bbbb"))
+    assert one != two and one.parent == two.parent == tmp_path / "cache" / "verify" / "test_smoke"
+    assert one.name == "base-aaaa"
