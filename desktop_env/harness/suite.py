@@ -73,10 +73,11 @@ def run_suite(args, report: Report = _log_report) -> RunOutcome:
             report(f"error: {exc}", error=True)
             return RunOutcome(2)
         image = {"error": str(exc)}
+    folder = model_folder(args)
     done = sum(1 for r in records.values() if r.get("final"))
-    before = earlier_image(model_folder(args), image) if done else None
+    before = earlier_image(folder, image) if done else None
     if before:
-        report(f"error: {model_folder(args)} holds {done} results made on the image {before!r} (its manifest.json) "
+        report(f"error: {folder} holds {done} results made on the image {before!r} (its manifest.json) "
                f"and this run uses {image_key(image)!r}: results of two images do not mix, and a task done on "
                "one is not done on the other. Give another --result_dir (or remove that folder to start over).",
                error=True)
@@ -86,11 +87,10 @@ def run_suite(args, report: Report = _log_report) -> RunOutcome:
         report(f"{n} task runs need the {need!r} image (their \"snapshot\") and the image is "
                f"{image.get('name')!r} (profile {image.get('profile')!r}): skipped; run them with "
                f"--path_to_vm {need} (build it with `desktop-env image build --profile {need}`)")
-    total = len(todo) + sum(1 for r in records.values() if r.get("final"))
+    total = len(todo) + done
     skipped = f", {plan.excluded} needing an account skipped" if plan.excluded else ""
     report(f"{total} tasks: {total - len(todo)} already done, {len(todo)} to run on "
            f"{min(args.num_envs, len(todo)) or args.num_envs} environment(s){skipped}")
-    folder = model_folder(args)
     write_manifest(folder, args, image, started, None)
 
     interrupted = False
