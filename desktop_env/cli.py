@@ -88,8 +88,8 @@ def cmd_image_list(args) -> int:
 
     images = list_images(args.cache_dir)
     if args.json:
-        print(json.dumps([{k: v for k, v in i.meta.items() if k != "manifest"} | {"path": str(i.path)}
-                          for i in images], indent=1))
+        print(json.dumps([{k: v for k, v in i.meta.items() if k != "manifest"}
+                          | {"path": str(i.path), "states": _state_rows(i)} for i in images], indent=1))
         return 0
     if not images:
         print(f"no images in {images_dir(args.cache_dir)}; build one with: desktop-env image build --profile base")
@@ -98,6 +98,74 @@ def cmd_image_list(args) -> int:
     for i in images:
         print(f"{i.name:<24} {i.profile:<8} {i.meta['screen']:<10} {str(i.meta['auth']).lower():<5} "
               f"{_human(i.disk_usage()):>10}  {i.meta['created']}")
+        for line in _state_lines(i):
+            print(line)
+    return 0
+
+
+def _state_rows(image) -> list[dict]:
+    """Every warm state an image's profile declares: built (current or stale) or not."""
+    from desktop_env.image.states import load_state, state_recipes
+
+    rows = []
+    for name, recipe in sorted(state_recipes(image.profile).items()):
+        state = load_state(image, name)
+        row = {"name": name, "built": state is not None, "description": recipe.description}
+        if state is not None:
+            row.update(current=state.is_current(recipe), created=state.meta.get("created"),
+                       build_s=state.meta.get("build_s"), ram_bytes=state.sizes()["ram"],
+                       disk_layer_bytes=state.sizes()["disk"], settled=state.meta.get("settled"))
+        rows.append(row)
+    return rows
+
+
+def _state_lines(image) -> list[str]:
+    out = []
+    for row in _state_rows(image):
+        if not row["built"]:
+            out.append(f"    state {row['name']:<10} not built (built on first use, or: desktop-env image warm "
+                       f"--image {image.name} --state {row['name']})")
+            continue
+        flag = "" if row["current"] else "  STALE: its recipe or image changed; rebuilt on next use"
+        out.append(f"    state {row['name']:<10} RAM {_human(row['ram_bytes']):>10}  disk layer "
+                   f"{_human(row['disk_layer_bytes']):>10}  built in {row['build_s']:.0f} s  {row['created']}{flag}")
+    return out
+
+
+def cmd_image_warm(args) -> int:
+    from desktop_env.envs.warm import ensure_state
+    from desktop_env.image.states import current_state, recipe_for, remove_state, state_recipes
+    from desktop_env.image.store import resolve_image
+    from desktop_env.providers.qemu.provider import QemuProvider
+
+    image = resolve_image(args.image or args.profile, args.cache_dir)
+    declared = state_recipes(image.profile)
+    names = args.state or sorted(declared)
+    for name in names:
+        recipe_for(image, name)  # an unknown name fails before anything starts, listing the known ones
+    if args.remove:
+        for name in names:
+            print(f"{name}: {'removed' if remove_state(image, name) else 'was not built'}")
+        return 0
+    todo = [n for n in names if args.force or current_state(image, declared[n]) is None]
+    for name in names:
+        if name not in todo:
+            print(f"{name}: up to date")
+    if todo:
+        vm = QemuProvider(image=image, cache_dir=args.cache_dir, accel=args.accel)
+        try:
+            for i, name in enumerate(todo, 1):
+                print(f"[{i}/{len(todo)}] building warm state {name} of {image.name} "
+                      f"(starts its tool: minutes under emulation)", flush=True)
+                state = ensure_state(vm, name, force=args.force)
+                sizes = state.sizes()
+                print(f"{name}: built in {state.meta['build_s']:.0f} s (RAM {_human(sizes['ram'])}, disk layer "
+                      f"{_human(sizes['disk'])}{'' if state.meta.get('settled') else ', the desktop never settled'})",
+                      flush=True)
+        finally:
+            vm.stop()
+    for line in _state_lines(image):
+        print(line)
     return 0
 
 
@@ -168,6 +236,16 @@ def build_parser() -> argparse.ArgumentParser:
     ls = isub.add_parser("list", parents=[common], help="list built images")
     ls.add_argument("--json", action="store_true")
     ls.set_defaults(func=cmd_image_list)
+    w = isub.add_parser("warm", parents=[common],
+                        help="build an image's warm states (its tool already started; restored in a second)")
+    w.add_argument("--profile", default="base", help="profile whose newest image is used (default: base)")
+    w.add_argument("--image", default=None, help="image name or folder (overrides --profile)")
+    w.add_argument("--state", action="append", default=None,
+                   help="a state to build (repeatable; default: every state the profile declares)")
+    w.add_argument("--force", action="store_true", help="rebuild even when the state is up to date")
+    w.add_argument("--remove", action="store_true", help="delete the built states instead")
+    w.add_argument("--accel", default="auto", choices=["auto", "kvm", "tcg"])
+    w.set_defaults(func=cmd_image_warm)
     lk = isub.add_parser("lock", parents=[common], help="resolve the guest Python packages and write <profile>.lock.json")
     lk.add_argument("--profile", default="base")
     lk.set_defaults(func=cmd_image_lock)

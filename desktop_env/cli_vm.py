@@ -36,9 +36,20 @@ def cmd_start(args) -> int:
     vm = QemuProvider(image=args.image, cache_dir=args.cache_dir, accel=args.accel, detached=True,
                       vm_id=args.name, allow_internet=args.allow_internet)
     vm.start()
+    if args.state:
+        from desktop_env.envs.warm import ensure_state
+        from desktop_env.image.states import current_state, recipe_for
+
+        try:
+            if current_state(vm.image, recipe_for(vm.image, args.state)) is None:
+                print(f"warm state {args.state} is not built yet: building it (minutes under emulation)", flush=True)
+            vm.restore_state(ensure_state(vm, args.state))
+        except BaseException:
+            vm.stop()
+            raise
     status = vm.status()
     vm.detach()
-    print(f"started VM {vm.vm_id} from image {vm.image.name}")
+    print(f"started VM {vm.vm_id} from image {vm.image.name} at {vm.state_name}")
     _print_status(status)
     print(f"\nnext: desktop-env vm vnc {vm.vm_id}   |   desktop-env vm shell {vm.vm_id}   |   "
           f"desktop-env vm stop {vm.vm_id}")
@@ -46,7 +57,7 @@ def cmd_start(args) -> int:
 
 
 def _print_status(status: dict) -> None:
-    for key in ("vm_id", "image", "running", "pid", "accel", "server", "cdp_port", "vnc_port", "detached",
+    for key in ("vm_id", "image", "state", "running", "pid", "accel", "server", "cdp_port", "vnc_port", "detached",
                 "snapshots", "dir"):
         if key in status:
             print(f"  {key:<10} {status[key]}")
@@ -231,11 +242,14 @@ def register(subparsers) -> None:
     vm = subparsers.add_parser("vm", help="start and drive a VM by hand")
     sub = vm.add_subparsers(dest="vm_command", required=True)
 
-    p = sub.add_parser("start", parents=[common], help="start a VM from an image's init_state and leave it running")
+    p = sub.add_parser("start", parents=[common],
+                       help="start a VM from an image's init_state (or a warm state) and leave it running")
     p.add_argument("--image", default="base", help="image name, profile or folder (default: newest base image)")
     p.add_argument("--name", default=None, help="VM name (default: <profile>-<random>)")
     p.add_argument("--accel", default="auto", choices=["auto", "kvm", "tcg"])
     p.add_argument("--allow-internet", action="store_true", help="let the guest open outbound connections")
+    p.add_argument("--state", default=None,
+                   help="start at this warm state of the image (e.g. superset; built first if needed)")
     p.set_defaults(func=cmd_start)
 
     p = sub.add_parser("stop", parents=[common], help="stop a VM and delete its overlay")

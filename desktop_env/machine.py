@@ -445,5 +445,17 @@ def create_overlay(backing: Path, overlay: Path, backing_format: str = "qcow2") 
     return overlay
 
 
-__all__ = ["VMSpec", "QemuMachine", "build_command", "wait_settled", "screen_digest", "resolve_accel", "kvm_usable", "create_overlay",
+def rebase_unsafe(overlay: Path, backing: str, backing_format: str = "qcow2") -> None:
+    """Point ``overlay`` at another path of the same backing file (``qemu-img rebase -u``: no data
+    is copied); a relative ``backing`` is resolved from the overlay's folder."""
+    qemu_img = shutil.which("qemu-img")
+    if not qemu_img:
+        raise HostToolMissing("qemu-img", "qemu-utils", "rebase disk overlays")
+    result = subprocess.run([qemu_img, "rebase", "-u", "-F", backing_format, "-b", backing, str(overlay)],
+                            capture_output=True, text=True)
+    if result.returncode != 0:
+        raise VMLaunchError(f"qemu-img could not rebase {overlay} onto {backing}: {result.stderr.strip()}")
+
+
+__all__ = ["VMSpec", "rebase_unsafe", "QemuMachine", "build_command", "wait_settled", "screen_digest", "resolve_accel", "kvm_usable", "create_overlay",
            "MACHINE_ABI", "GUEST_SERVER_PORT", "GUEST_CDP_PORT"]

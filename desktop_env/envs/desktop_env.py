@@ -28,8 +28,9 @@ class DesktopEnv(gym.Env):
     """A live desktop in a VM, as a Gymnasium environment.
 
     ``reset(options={"task_config": task})`` restores the image's ready state (about a
-    second with the QEMU provider), runs the task's setup steps and returns the first
-    observation. ``step(action)`` runs one action (pyautogui code or a computer_13 dict,
+    second with the QEMU provider), or the warm state the task's ``snapshot`` names (a tool
+    already running; built once on first use, see :mod:`desktop_env.envs.warm`), runs the
+    task's setup steps and returns the first observation. ``step(action)`` runs one action (pyautogui code or a computer_13 dict,
     or WAIT/DONE/FAIL) and returns ``(obs, reward, terminated, truncated, info)``: DONE
     and FAIL terminate and score the task (reward = score); reaching ``max_steps``
     truncates and scores the state reached. An invalid action never raises: its error
@@ -136,14 +137,21 @@ class DesktopEnv(gym.Env):
         task = options.get("task_config")
         self.task = self._load_task(task) if task is not None else None
         self.instruction = getattr(self.task, "instruction", "") or ""
+        state_name = self._warm_state_name()
         t0 = time.monotonic()
-        if not self._started:
-            self._ensure_started()
-            if self.snapshot_name != "init_state":
-                self.provider.revert_to_snapshot(self.snapshot_name)
-        else:
+        fresh = not self._started
+        self._ensure_started()
+        build_s = 0.0
+        if state_name is not None:
+            from desktop_env.envs.warm import ensure_state
+
+            t1 = time.monotonic()
+            warm = ensure_state(self.provider, state_name)
+            build_s = time.monotonic() - t1
+            self.provider.restore_state(warm)
+        elif not fresh or self.snapshot_name != "init_state":
             self.provider.revert_to_snapshot(self.snapshot_name)
-        revert_s = time.monotonic() - t0
+        revert_s = time.monotonic() - t0 - build_s
         self._steps = 0
         self._last_action = None
         self._actions = []
@@ -155,7 +163,25 @@ class DesktopEnv(gym.Env):
             setup_s = time.monotonic() - t1
         self._reset_done = True
         obs = self._observe()
-        return obs, {"revert_s": revert_s, "setup_s": setup_s, "task_id": getattr(self.task, "id", None)}
+        return obs, {"revert_s": revert_s, "setup_s": setup_s, "task_id": getattr(self.task, "id", None),
+                     "state": state_name or self.snapshot_name, "state_build_s": build_s}
+
+    def _warm_state_name(self) -> str | None:
+        """The warm state this reset restores (the task's ``snapshot`` when it names one the image
+        has), or None for ``init_state`` / the constructor's ``snapshot_name``."""
+        if self.task is None or self.snapshot_name != "init_state" or not getattr(self.task, "warm_state", None):
+            return None
+        image = getattr(self.provider, "image", None)
+        if image is None or not self.provider.supports_warm_states:
+            if ":" in self.task.snapshot:
+                raise DesktopEnvError(f"task {self.task.id} needs the warm state {self.task.snapshot} and the "
+                                      f"{self.provider.name} provider cannot restore warm states; use the qemu provider")
+            log.warning("task %s names the snapshot %r; the %s provider has no warm states: starting from init_state",
+                        self.task.id, self.task.snapshot, self.provider.name)
+            return None
+        from desktop_env.envs.warm import state_for_task
+
+        return state_for_task(self.task, image)
 
     def _load_task(self, task):
         from desktop_env.tasks import TaskSpec, load_task

@@ -77,8 +77,8 @@ class ImageInfo:
         return self.meta.get("token")
 
     def disk_usage(self) -> int:
-        """Bytes actually allocated on disk by the image's files."""
-        return sum(p.stat().st_blocks * 512 for p in self.path.iterdir() if p.is_file())
+        """Bytes actually allocated on disk by the image's files (its warm states included)."""
+        return sum(p.stat().st_blocks * 512 for p in self.path.rglob("*") if p.is_file())
 
 
 def list_images(cache: Path | None = None) -> list[ImageInfo]:
@@ -150,23 +150,33 @@ def resolve_image(ref: str, cache: Path | None = None) -> ImageInfo:
 def remove_image(ref: str, cache: Path | None = None) -> Path:
     """Delete an image folder; returns its path."""
     image = resolve_image(ref, cache)
-    for p in image.path.iterdir():
-        p.chmod(0o644)
     shutil.rmtree(image.path)
     return image.path
 
 
+def export_files(image: ImageInfo) -> list[Path]:
+    """The files an export carries: the image's own, and each built warm state's (``states/<name>/``);
+    never a state being built or a lock file."""
+    out = [p for p in sorted(image.path.iterdir()) if p.is_file()]
+    states = image.path / "states"
+    if states.is_dir():
+        for sub in sorted(states.iterdir()):
+            if sub.is_dir() and not sub.name.endswith(".partial") and (sub / "state.json").is_file():
+                out += [p for p in sorted(sub.iterdir()) if p.is_file()]
+    return out
+
+
 def export_image(ref: str, archive: Path, cache: Path | None = None) -> Path:
-    """Write an image (disk, kernel, initrd, ready state, metadata) as one tar archive
-    plus ``<archive>.sha256``; returns the archive path."""
+    """Write an image (disk, kernel, initrd, ready state, metadata, built warm states) as one tar
+    archive plus ``<archive>.sha256``; returns the archive path."""
     image = resolve_image(ref, cache)
     archive = Path(archive)
     partial = archive.with_name(archive.name + ".partial")
     with tarfile.open(partial, "w") as tar:
-        for p in sorted(image.path.iterdir()):
-            if p.is_file():
-                log.info("exporting %s (%d MiB)", p.name, p.stat().st_size >> 20)
-                tar.add(p, arcname=f"{image.name}/{p.name}")
+        for p in export_files(image):
+            rel = p.relative_to(image.path).as_posix()
+            log.info("exporting %s (%d MiB)", rel, p.stat().st_size >> 20)
+            tar.add(p, arcname=f"{image.name}/{rel}")
     digest = _sha256(partial)
     os.replace(partial, archive)
     archive.with_name(archive.name + ".sha256").write_text(f"{digest}  {archive.name}\n")

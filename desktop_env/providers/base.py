@@ -63,6 +63,26 @@ class Provider(abc.ABC):
     def delete_snapshot(self, name: str) -> None:
         """Delete a custom snapshot."""
 
+    def restore_state(self, state) -> float:
+        """Restore a built warm state (:class:`desktop_env.image.states.WarmState`) on a fresh disk layer;
+        returns the seconds until the server answered. Providers without warm states raise SnapshotError."""
+        from desktop_env.errors import SnapshotError
+
+        raise SnapshotError(f"the {self.name} provider cannot restore warm states (only the qemu provider can); "
+                            "run tasks that name one with --provider_name qemu")
+
+    def capture_state(self, work) -> dict:
+        """Save the running VM as a warm state into the folder ``work`` (``state.bin``, ``disk.qcow2``)
+        and stop it; returns facts to record. Providers without warm states raise SnapshotError."""
+        from desktop_env.errors import SnapshotError
+
+        raise SnapshotError(f"the {self.name} provider cannot save warm states (only the qemu provider can)")
+
+    @property
+    def supports_warm_states(self) -> bool:
+        """Whether :meth:`restore_state` and :meth:`capture_state` work with this provider."""
+        return False
+
     @abc.abstractmethod
     def screenshot(self) -> bytes | None:
         """PNG of the display taken from the host, or None if this provider cannot."""

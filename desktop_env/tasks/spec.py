@@ -295,8 +295,33 @@ class TaskSpec:
                        "counterpart")
         if self.path is not None and self.id and UUID_RE.match(self.path.stem) and self.path.stem != self.id:
             self._warn(f"id {self.id!r} differs from the file name {self.path.name!r}", "id")
+        self._check_snapshot()
         if self.validate:
             self.check_names()
+
+    def _check_snapshot(self) -> None:
+        """``snapshot``: a string; ``profile:state`` must name a profile of this repository and a
+        warm state it declares (the message lists them)."""
+        if self.snapshot is None:
+            return
+        if not isinstance(self.snapshot, str) or not self.snapshot.strip():
+            raise task_error(f"must be a non-empty string, got {self.snapshot!r}", self.path, "snapshot")
+        if ":" not in self.snapshot:
+            return
+        from desktop_env.image.recipe import Recipe
+        from desktop_env.image.states import parse_snapshot, state_recipes
+
+        profile, state = parse_snapshot(self.snapshot)
+        profiles = Recipe.available()
+        if profile not in profiles:
+            raise task_error(f"{self.snapshot!r} names the image profile {profile!r}, which this repository does not "
+                             f"have (profiles: {', '.join(profiles)}); write 'profile:state' or a bare state name",
+                             self.path, "snapshot")
+        states = state_recipes(profile)
+        if state not in states:
+            raise task_error(f"the {profile!r} image has no warm state {state!r}; its states: "
+                             f"{', '.join(sorted(states)) or 'none'} (or write just {profile!r} to start from its "
+                             "ready state)", self.path, "snapshot")
 
     def _warn(self, message: str, field_: str | None = None) -> None:
         text = f"{self.path or self.id}: {field_ + ': ' if field_ else ''}{message}"
@@ -393,7 +418,18 @@ class TaskSpec:
         ``base``, ``data``...), or None (no snapshot, or a name of another suite's snapshot)."""
         from desktop_env.image.recipe import Recipe
 
-        return self.snapshot if self.snapshot in Recipe.available() else None
+        from desktop_env.image.states import parse_snapshot
+
+        profile, _state = parse_snapshot(self.snapshot)
+        return profile if profile in Recipe.available() else None
+
+    @property
+    def warm_state(self) -> str | None:
+        """The warm state the ``snapshot`` names (``data:airflow`` or a bare ``airflow``), or None.
+        A bare name is only a wish: it is used when the image in use declares that state."""
+        from desktop_env.image.states import parse_snapshot
+
+        return parse_snapshot(self.snapshot)[1]
 
     @property
     def solution_kind(self) -> str | None:

@@ -14,6 +14,7 @@ import time
 import uuid
 import weakref
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import requests
 
@@ -22,7 +23,10 @@ from desktop_env.image.store import ImageInfo, check_restorable, resolve_image
 from desktop_env.paths import ports_dir, runtime_dir
 from desktop_env.providers.base import Endpoint, Provider, register_provider, set_guest_clock, wait_for_server
 from desktop_env.ports import PortLease, lock_is_held
-from desktop_env.machine import QemuMachine, VMSpec, create_overlay
+from desktop_env.machine import QemuMachine, VMSpec, create_overlay, rebase_unsafe as _rebase_unsafe
+
+if TYPE_CHECKING:  # pragma: no cover
+    from desktop_env.image.states import WarmState
 
 log = logging.getLogger(__name__)
 
@@ -166,6 +170,8 @@ class QemuProvider(Provider):
         self.vm_id = vm_id or f"{self.image.profile}-{uuid.uuid4().hex[:8]}"
         self.dir = vms_dir(cache_dir) / self.vm_id
         self.machine: QemuMachine | None = None
+        #: What the VM was last restored to: ``init_state`` or a warm state's name.
+        self.state_name: str | None = None
         self._ports: PortLease | None = None
         self._owner_fd: int | None = None
         self._shot_lock = threading.Lock()
@@ -197,6 +203,7 @@ class QemuProvider(Provider):
         self._vnc_port = state["vnc_port"]
         self.machine = QemuMachine.attach(self._spec(vm_dir / "overlay.qcow2"), vm_dir, pid)
         self.machine.accel = state.get("accel_resolved")
+        self.state_name = state.get("state")
         return self
 
     def detach(self) -> None:
@@ -283,17 +290,64 @@ class QemuProvider(Provider):
         return saved
 
     def _restore_init_state(self) -> float:
+        return self._restore(None)
+
+    def _restore(self, state: "WarmState | None") -> float:
+        """A fresh QEMU on a new overlay over the image's disk (or the state's disk layer), loading
+        ``init_state`` (or the state's RAM file)."""
         t0 = time.monotonic()
         if self.machine is not None:
             self.machine.kill()
-        overlay = create_overlay(self.image.file("disk"), self.dir / "overlay.qcow2")
-        self.machine = QemuMachine(self._spec(overlay), self.dir, incoming_state=self.image.file("state"))
+        backing = state.disk_layer if state is not None else self.image.file("disk")
+        ram = state.ram_file if state is not None else self.image.file("state")
+        overlay = create_overlay(backing, self.dir / "overlay.qcow2")
+        self.machine = QemuMachine(self._spec(overlay), self.dir, incoming_state=ram)
         self.machine.start()
+        self.state_name = state.name if state is not None else INIT_STATE
         self._write_state()
         self._after_restore()
         elapsed = time.monotonic() - t0
-        log.info("VM %s at init_state in %.2f s", self.vm_id, elapsed)
+        log.info("VM %s at %s in %.2f s", self.vm_id, self.state_name, elapsed)
         return elapsed
+
+    # -- warm states ----------------------------------------------------------------
+    @property
+    def supports_warm_states(self) -> bool:
+        return True
+
+    def restore_state(self, state: "WarmState") -> float:
+        """Restore a built warm state of this VM's image on a fresh overlay (nothing of the
+        previous episode stays); returns the seconds until the server answered."""
+        if self.machine is None:
+            raise VMError("the VM is not started")
+        if state.image.path != self.image.path:
+            raise SnapshotError(f"warm state {state.name} belongs to image {state.image.name}, "
+                                f"this VM runs {self.image.name}")
+        saved = state.meta.get("accel")
+        if saved and saved != self.machine.accel:
+            raise SnapshotError(f"warm state {state.name} was saved under {saved} and this VM runs {self.machine.accel}; "
+                                f"rebuild it here: desktop-env image warm --image {self.image.name} --state {state.name} "
+                                "--force")
+        return self._restore(state)
+
+    def capture_state(self, work: Path) -> dict:
+        """Save the running VM into ``work``: its RAM as ``state.bin`` and its disk writes as
+        ``disk.qcow2`` (backed by the image's disk through a relative path, so the image folder
+        can be exported with it). The VM is stopped afterwards; restore a state to go on."""
+        if self.machine is None or not self.machine.is_running():
+            raise VMError("the VM is not running")
+        work = Path(work)
+        t0 = time.monotonic()
+        self.machine.save_state(work / "state.bin")
+        save_s = time.monotonic() - t0
+        accel = self.machine.accel
+        self.machine.stop()  # a soft quit: QEMU flushes the overlay before it exits
+        self.machine = None
+        layer = work / "disk.qcow2"
+        shutil.move(str(self.dir / "overlay.qcow2"), layer)
+        rel = os.path.relpath(self.image.file("disk"), work)
+        _rebase_unsafe(layer, rel)
+        return {"accel": accel, "save_s": round(save_s, 1)}
 
     def _after_restore(self) -> None:
         self.wait_server(self.ready_timeout_s)
@@ -367,10 +421,14 @@ class QemuProvider(Provider):
 
     # -- snapshots ------------------------------------------------------------------
     def revert_to_snapshot(self, name: str = INIT_STATE) -> float:
+        """Restore ``init_state``, a built warm state of the image (fresh overlay), or a custom snapshot."""
         if self.machine is None:
             raise VMError("the VM is not started")
         if name == INIT_STATE:
             return self._restore_init_state()
+        warm = self._warm_state(name)
+        if warm is not None:
+            return self.restore_state(warm)
         if name not in self.list_snapshots():
             raise SnapshotError(f"no snapshot {name!r} in VM {self.vm_id} (have: {', '.join(self.list_snapshots())})")
         t0 = time.monotonic()
@@ -378,27 +436,41 @@ class QemuProvider(Provider):
         self._after_restore()
         return time.monotonic() - t0
 
+    def _warm_state(self, name: str) -> "WarmState | None":
+        from desktop_env.image.states import load_state
+
+        return load_state(self.image, name)
+
     def save_snapshot(self, name: str) -> None:
         if name == INIT_STATE:
             raise SnapshotError("init_state is the image's ready state and cannot be overwritten")
+        if self._warm_state(name) is not None:
+            raise SnapshotError(f"{name!r} is a warm state of image {self.image.name}; give the snapshot another name")
         if not _SNAPSHOT_NAME.match(name):
             raise SnapshotError(f"snapshot name {name!r} must be 1-64 letters, digits, '.', '_' or '-'")
         self._hmp(f"savevm {name}")
 
     def list_snapshots(self) -> list[str]:
+        """``init_state``, the image's built warm states, then this VM's custom snapshots."""
+        from desktop_env.image.states import list_states
+
+        warm = [s.name for s in list_states(self.image)]
         if self.machine is None:
-            return [INIT_STATE]
+            return [INIT_STATE] + warm
         out = self._hmp("info snapshots")
         names = []
         for line in out.splitlines():
             parts = line.split()
             if len(parts) >= 2 and parts[0].isdigit() or (len(parts) >= 2 and parts[0] == "--"):
                 names.append(parts[1])
-        return [INIT_STATE] + names
+        return [INIT_STATE] + warm + names
 
     def delete_snapshot(self, name: str) -> None:
         if name == INIT_STATE:
             raise SnapshotError("init_state belongs to the image and cannot be deleted")
+        if self._warm_state(name) is not None:
+            raise SnapshotError(f"{name!r} is a warm state of image {self.image.name}; remove it with: "
+                                f"desktop-env image warm --image {self.image.name} --state {name} --remove")
         if name not in self.list_snapshots():
             raise SnapshotError(f"no snapshot {name!r} in VM {self.vm_id}")
         self._hmp(f"delvm {name}")
@@ -435,6 +507,7 @@ class QemuProvider(Provider):
             "pid": self.machine.pid if running else None, "accel": self.machine.accel if self.machine else None,
             "server": self.server.url if self._ports else None, "cdp_port": self.cdp.port if self._ports else None,
             "vnc_port": self._vnc_port if self._ports else None, "dir": str(self.dir), "detached": self.detached,
+            "state": self.state_name,
             "snapshots": self.list_snapshots() if running else [],
         }
 
@@ -442,7 +515,7 @@ class QemuProvider(Provider):
         state = {"vm_id": self.vm_id, "image": str(self.image.path), "owner_pid": os.getpid(),
                  "detached": self.detached, "created": time.time(), "accel": self.accel,
                  "accel_resolved": self.machine.accel if self.machine else None,
-                 "allow_internet": self.allow_internet}
+                 "allow_internet": self.allow_internet, "state": self.state_name}
         if self._ports is not None:
             state.update(server_port=self._ports.ports[0], cdp_port=self._ports.ports[1], vnc_port=self._vnc_port,
                          token=self.token)

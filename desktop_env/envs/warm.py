@@ -1,0 +1,162 @@
+"""Building warm states: restore ``init_state``, run the state's recipe, wait until the desktop has
+settled, save. The storage side (recipes, locks, commit) is :mod:`desktop_env.image.states`."""
+from __future__ import annotations
+
+import hashlib
+import logging
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from desktop_env.errors import DesktopEnvError, SnapshotError
+from desktop_env.image.states import (StateRecipe, WarmState, commit_state, current_state, parse_snapshot,
+                                      partial_dir, recipe_for, state_lock, state_recipes)
+
+log = logging.getLogger(__name__)
+
+
+def state_for_task(task, image) -> str | None:
+    """The warm state a task's ``snapshot`` names in ``image``, or None (``init_state``).
+
+    ``data:airflow`` names the state ``airflow`` (the task loader has checked that the profile
+    declares it); a bare name such as ``airflow`` is a state when the image's profile declares
+    one of that name, and otherwise falls back to ``init_state`` with a warning (suites written for
+    other images name snapshots of their own).
+    """
+    profile, state = parse_snapshot(getattr(task, "snapshot", None))
+    if state is None:
+        return None
+    recipes = state_recipes(image.profile)
+    if state in recipes:
+        return state
+    if profile is None:
+        log.warning("task %s names the snapshot %r, which image %s (profile %s) does not have as a warm state "
+                    "(it has: %s); starting from init_state", getattr(task, "id", "?"), state, image.name,
+                    image.profile, ", ".join(sorted(recipes)) or "none")
+        return None
+    raise DesktopEnvError(f"task {getattr(task, 'id', '?')} needs the warm state {profile}:{state} and image "
+                          f"{image.name} (profile {image.profile}) has none of that name; its states: "
+                          f"{', '.join(sorted(recipes)) or 'none'}")
+
+
+def ensure_state(provider, name: str, recipe: StateRecipe | None = None, force: bool = False) -> WarmState:
+    """The built, current warm state ``name`` of the provider's image, building it first when it is
+    missing or stale (its recipe or image changed), or when ``force``.
+
+    Building uses the provider's VM (it is restored to ``init_state`` first and left stopped or at
+    the new state; restore what you need afterwards) and takes as long as the recipe's tool needs to
+    start. Concurrent callers, in any process, build a state once: the others wait for the lock and
+    then use it. An interrupted or failed build leaves nothing behind.
+
+    Args:
+        provider: a started or startable provider with warm-state support (the qemu provider).
+        recipe: the recipe to use (default: the one the image's profile declares).
+
+    Raises:
+        StateNotFound: the image's profile declares no state ``name``.
+        SetupError: a step of the recipe failed (the message names the step).
+        SnapshotError: the provider cannot save warm states.
+    """
+    image = provider.image
+    recipe = recipe or recipe_for(image, name)
+    if not provider.supports_warm_states:
+        raise SnapshotError(f"the {provider.name} provider cannot build or restore warm states (only the qemu "
+                            f"provider can); state {name!r} is not available there")
+    if not force:
+        state = current_state(image, recipe)
+        if state is not None:
+            return state
+    with state_lock(image, recipe.name):
+        if not force:
+            state = current_state(image, recipe)
+            if state is not None:  # built by another process while this one waited
+                return state
+        return build_state(provider, recipe)
+
+
+def build_state(provider, recipe: StateRecipe) -> WarmState:
+    """Build ``recipe`` in the provider's VM now (no lock, no freshness check: see :func:`ensure_state`)."""
+    from desktop_env.configs.dispatch import run_steps
+    from desktop_env.controllers.python import PythonController
+    from desktop_env.session import SetupContext
+
+    image = provider.image
+    task = recipe_task(recipe)
+    log.info("building warm state %s of %s (%d setup steps, then the desktop must settle)", recipe.name, image.name,
+             len(task.config))
+    t0 = time.monotonic()
+    if provider.is_running():
+        provider.revert_to_snapshot("init_state")
+    else:
+        provider.start()
+    controller = PythonController(provider.server.host, provider.server.port, token=provider.token)
+    scratch = Path(tempfile.mkdtemp(prefix=f"desktop-env-state-{recipe.name}-"))
+    try:
+        cdp = provider.cdp
+        ctx = SetupContext(controller=controller, task=task, cache_dir=scratch,
+                           cdp_port_host=cdp.port if cdp else None, vm_host=provider.server.host)
+        run_steps(ctx, task.config, f"state {recipe.name}: config")
+        steps_s = time.monotonic() - t0
+        settled = wait_settled(provider, controller, recipe)
+        work = partial_dir(image, recipe.name)
+        try:
+            info = provider.capture_state(work)
+            return commit_state(image, recipe, work, time.monotonic() - t0,
+                                {**info, **settled, "steps_s": round(steps_s, 1)})
+        except BaseException:
+            shutil.rmtree(work, ignore_errors=True)
+            raise
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def recipe_task(recipe: StateRecipe):
+    """The recipe as a task with only setup steps (so its steps are checked like a task's).
+
+    Raises:
+        TaskConfigError: a malformed step or an unknown step name, naming the recipe file.
+    """
+    from desktop_env.tasks import TaskSpec
+
+    return TaskSpec.from_json({"id": f"warm-state-{recipe.name}", "instruction": recipe.description or recipe.name,
+                               "config": recipe.config, "evaluator": {"func": "infeasible"}},
+                              path=recipe.path)
+
+
+def _guest_busy(controller, interval_s: float) -> float:
+    """Fraction of the guest's CPU time spent busy over ``interval_s`` (from /proc/stat), 1.0 if unreadable."""
+    probe = f"head -1 /proc/stat; sleep {interval_s:g}; head -1 /proc/stat"
+    try:
+        out = controller.execute(["sh", "-c", probe], shell=False, timeout_s=interval_s + 30).get("output", "")
+        first, second = [list(map(int, line.split()[1:])) for line in out.strip().splitlines()[-2:]]
+    except Exception as exc:  # an answer we cannot read counts as busy
+        log.debug("reading the guest's CPU use failed: %s", exc)
+        return 1.0
+    delta = [b - a for a, b in zip(first, second)]
+    total = sum(delta) or 1
+    idle = delta[3] + (delta[4] if len(delta) > 4 else 0)  # idle + iowait
+    return 1.0 - idle / total
+
+
+def wait_settled(provider, controller, recipe: StateRecipe) -> dict:
+    """Wait until the screen stays the same and the guest's CPU is mostly idle for ``stable_n`` checks
+    in a row (the recipe's ``settle`` limits). Never a fixed sleep; after ``timeout_s`` it goes on and
+    records ``settled: False``."""
+    timeout_s = recipe.settle_value("timeout_s")
+    stable_n = int(recipe.settle_value("stable_n"))
+    interval_s = recipe.settle_value("interval_s")
+    busy_below = recipe.settle_value("busy_below")
+    t0 = time.monotonic()
+    previous, stable, busy = None, 0, 1.0
+    while time.monotonic() - t0 < timeout_s:
+        busy = _guest_busy(controller, interval_s)
+        shot = provider.screenshot()
+        digest = hashlib.sha256(shot).hexdigest() if shot else None
+        stable = stable + 1 if digest == previous and busy < busy_below else 0
+        previous = digest
+        if stable >= stable_n:
+            return {"settled": True, "settle_s": round(time.monotonic() - t0, 1), "busy": round(busy, 2)}
+    log.warning("warm state %s: the desktop did not settle within %.0f s (last CPU use %.0f%%); saving it anyway",
+                recipe.name, timeout_s, busy * 100)
+    return {"settled": False, "settle_s": round(time.monotonic() - t0, 1), "busy": round(busy, 2)}
