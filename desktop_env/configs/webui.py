@@ -189,15 +189,17 @@ SUPERSET_ACTIONS: dict[str, Callable] = {
 
 @SETUP_STEPS.register(host_paths=("actions[].script_path",))
 def superset_webui_init(ctx: SetupContext, url: str = "http://localhost:8088", listening_port: int = 9222,
-                        username: str = "admin", password: str = "admin", actions: list | None = None) -> None:
-    """Open Superset in the VM's Chromium, sign in (``username``/``password``), then run ``actions``.
+                        username: str = "admin", password: str = "admin", actions: list | None = None,
+                        login_timeout_s: float = 60) -> None:
+    """Open Superset in the VM's Chromium, sign in (``username``/``password``; the welcome page must
+    show within ``login_timeout_s``), then run ``actions``.
 
     Actions: ``login`` (``username``, ``password``) and ``execute_js`` (``script_path``).
     """
     step = "superset_webui_init"
     with cdp_browser(ctx, step) as browser:
         page = open_page(browser, url, step)
-        _superset_login(ctx, page, url, username=username, password=password)
+        _superset_login(ctx, page, url, username=username, password=password, timeout=int(login_timeout_s * 1000))
         _run_actions(ctx, page, actions, SUPERSET_ACTIONS, step, url)
 
 

@@ -44,8 +44,8 @@ def ensure_state(provider, name: str, recipe: StateRecipe | None = None, force: 
     """The built, current warm state ``name`` of the provider's image, building it first when it is
     missing or stale (its recipe or image changed), or when ``force``.
 
-    Building uses the provider's VM (it is restored to ``init_state`` first and left stopped or at
-    the new state; restore what you need afterwards) and takes as long as the recipe's tool needs to
+    Building uses the provider's VM (it is restored to ``init_state`` first and is left at the new
+    state; after a failed build, restore what you need) and takes as long as the recipe's tool needs to
     start. Concurrent callers, in any process, build a state once: the others wait for the lock and
     then use it. An interrupted or failed build leaves nothing behind.
 
@@ -86,8 +86,8 @@ def build_state(provider, recipe: StateRecipe) -> WarmState:
     log.info("building warm state %s of %s (%d setup steps, then the desktop must settle)", recipe.name, image.name,
              len(task.config))
     t0 = time.monotonic()
-    if provider.is_running():
-        provider.revert_to_snapshot("init_state")
+    if provider.is_running() or getattr(provider, "machine", None) is not None:
+        provider.revert_to_snapshot("init_state")  # a started VM (running, or stopped by a capture)
     else:
         provider.start()
     controller = PythonController(provider.server.host, provider.server.port, token=provider.token)
@@ -102,11 +102,13 @@ def build_state(provider, recipe: StateRecipe) -> WarmState:
         work = partial_dir(image, recipe.name)
         try:
             info = provider.capture_state(work)
-            return commit_state(image, recipe, work, time.monotonic() - t0,
-                                {**info, **settled, "steps_s": round(steps_s, 1)})
+            state = commit_state(image, recipe, work, time.monotonic() - t0,
+                                 {**info, **settled, "steps_s": round(steps_s, 1)})
         except BaseException:
             shutil.rmtree(work, ignore_errors=True)
             raise
+        provider.restore_state(state)  # the capture stopped the VM; it goes on at the new state
+        return state
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -160,3 +162,20 @@ def wait_settled(provider, controller, recipe: StateRecipe) -> dict:
     log.warning("warm state %s: the desktop did not settle within %.0f s (last CPU use %.0f%%); saving it anyway",
                 recipe.name, timeout_s, busy * 100)
     return {"settled": False, "settle_s": round(time.monotonic() - t0, 1), "busy": round(busy, 2)}
+
+
+def states_needed(tasks, image) -> tuple[dict[str, int], dict[str, int]]:
+    """({state: number of tasks that restore it}, {bare snapshot name the image lacks: number of tasks})
+    for ``tasks`` run on ``image`` (the second kind start from ``init_state``)."""
+    recipes = state_recipes(image.profile)
+    used: dict[str, int] = {}
+    missing: dict[str, int] = {}
+    for task in tasks:
+        profile, state = parse_snapshot(getattr(task, "snapshot", None))
+        if state is None:
+            continue
+        if state in recipes:
+            used[state] = used.get(state, 0) + 1
+        elif profile is None:
+            missing[state] = missing.get(state, 0) + 1
+    return used, missing

@@ -28,11 +28,13 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from desktop_env.errors import DesktopEnvError
 from desktop_env.image.recipe import PROFILES_DIR, Recipe
-from desktop_env.image.store import ImageInfo
+
+if TYPE_CHECKING:  # pragma: no cover
+    from desktop_env.image.store import ImageInfo
 
 log = logging.getLogger(__name__)
 

@@ -246,6 +246,9 @@ class QemuProvider(Provider):
         """Restore ``init_state`` into a fresh QEMU; returns when the server answers."""
         if self.machine is not None and self.machine.is_running():
             return
+        if self._owner_fd is not None:  # started before, its QEMU stopped since (a capture): restore, keep the lease
+            self._restore_init_state()
+            return
         cleanup_stale(self.cache_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         self._owner_fd = os.open(self.dir / "owner.lock", os.O_RDWR | os.O_CREAT, 0o644)
@@ -333,7 +336,8 @@ class QemuProvider(Provider):
     def capture_state(self, work: Path) -> dict:
         """Save the running VM into ``work``: its RAM as ``state.bin`` and its disk writes as
         ``disk.qcow2`` (backed by the image's disk through a relative path, so the image folder
-        can be exported with it). The VM is stopped afterwards; restore a state to go on."""
+        can be exported with it). The VM is stopped afterwards; restore a state to go on
+        (:meth:`restore_state` or :meth:`revert_to_snapshot`)."""
         if self.machine is None or not self.machine.is_running():
             raise VMError("the VM is not running")
         work = Path(work)
@@ -342,7 +346,6 @@ class QemuProvider(Provider):
         save_s = time.monotonic() - t0
         accel = self.machine.accel
         self.machine.stop()  # a soft quit: QEMU flushes the overlay before it exits
-        self.machine = None
         layer = work / "disk.qcow2"
         shutil.move(str(self.dir / "overlay.qcow2"), layer)
         rel = os.path.relpath(self.image.file("disk"), work)

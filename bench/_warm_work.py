@@ -1,0 +1,156 @@
+"""The real work of each warm state's tool, shared by bench/warm_reset.py and the warm-state VM tests.
+
+``do_work(name, vm, guest)`` returns once the tool has done it (see bench/warm_reset.py) and raises
+RuntimeError when it cannot.
+"""
+from __future__ import annotations
+
+import json
+import time
+import urllib.parse
+import urllib.request
+
+#: Guest-side Python run with the system python3; each exits 0 once the work is done.
+AIRFLOW_WORK = r'''
+import json, time, urllib.request
+B = "http://127.0.0.1:8080"
+def call(method, path, body=None, token=None):
+    h = {"Content-Type": "application/json"}
+    if token: h["Authorization"] = "Bearer " + token
+    req = urllib.request.Request(B + path, method=method, headers=h, data=None if body is None else json.dumps(body).encode())
+    with urllib.request.urlopen(req, timeout=120) as r:
+        return json.load(r)
+deadline = time.time() + 1500
+while True:
+    try:
+        token = call("POST", "/auth/token", {"username": "admin", "password": "admin"})["access_token"]
+        call("PATCH", "/api/v2/dags/shop_etl", {"is_paused": False}, token)
+        break
+    except Exception as exc:
+        if time.time() > deadline: raise
+        time.sleep(2)
+run = call("POST", "/api/v2/dags/shop_etl/dagRuns", {"logical_date": None}, token)
+while True:
+    state = call("GET", "/api/v2/dags/shop_etl/dagRuns/" + run["dag_run_id"], None, token)["state"]
+    if state in ("running", "success"): print(state); break
+    if state == "failed" or time.time() > deadline: raise SystemExit("run " + state)
+    time.sleep(1)
+'''
+
+DAGSTER_WORK = r'''
+import json, time, urllib.request
+def gql(query, variables=None):
+    req = urllib.request.Request("http://127.0.0.1:3000/graphql", method="POST", headers={"Content-Type": "application/json"},
+                                 data=json.dumps({"query": query, "variables": variables or {}}).encode())
+    with urllib.request.urlopen(req, timeout=120) as r:
+        return json.load(r)["data"]
+repos = gql("{ repositoriesOrError { ... on RepositoryConnection { nodes { name location { name } } } } }")
+repo = repos["repositoriesOrError"]["nodes"][0]
+launched = gql("""mutation($p: ExecutionParams!) { launchRun(executionParams: $p) {
+  __typename ... on LaunchRunSuccess { run { runId } } ... on PythonError { message } } }""",
+  {"p": {"selector": {"repositoryLocationName": repo["location"]["name"], "repositoryName": repo["name"],
+                      "jobName": "revenue_job"}, "runConfigData": {}}})["launchRun"]
+run_id = launched["run"]["runId"]
+deadline = time.time() + 1500
+while True:
+    status = gql("query($id: ID!) { runOrError(runId: $id) { ... on Run { status } } }", {"id": run_id})["runOrError"]["status"]
+    if status in ("STARTED", "SUCCESS"): print(status); break
+    if status in ("FAILURE", "CANCELED") or time.time() > deadline: raise SystemExit("run " + status)
+    time.sleep(1)
+'''
+
+SUPERSET_WORK = r'''
+import http.cookiejar, json, urllib.request
+B = "http://127.0.0.1:8088"
+opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+h = {"Content-Type": "application/json", "Referer": B}
+def api(method, path, body=None):
+    req = urllib.request.Request(B + path, method=method, headers=h, data=None if body is None else json.dumps(body).encode())
+    with opener.open(req, timeout=300) as r:
+        return json.load(r)
+h["Authorization"] = "Bearer " + api("POST", "/api/v1/security/login", {"username": "admin", "password": "admin", "provider": "db"})["access_token"]
+h["X-CSRFToken"] = api("GET", "/api/v1/security/csrf_token/")["result"]
+q = "(filters:!((col:database_name,opr:eq,value:analytics)))"
+found = api("GET", "/api/v1/database/?q=" + q)["result"]
+db = found[0]["id"] if found else api("POST", "/api/v1/database/", {"database_name": "analytics",
+    "sqlalchemy_uri": "postgresql://user:password@127.0.0.1:5432/analytics"})["id"]
+q = "(filters:!((col:table_name,opr:eq,value:orders)))"
+found = api("GET", "/api/v1/dataset/?q=" + q)["result"]
+ds = found[0]["id"] if found else api("POST", "/api/v1/dataset/", {"database": db, "schema": "public", "table_name": "orders"})["id"]
+reply = api("POST", "/api/v1/chart/data", {"datasource": {"id": ds, "type": "table"},
+    "queries": [{"metrics": ["count"], "columns": [], "row_limit": 10}], "result_format": "json", "result_type": "full"})
+print(reply["result"][0]["data"])
+'''
+
+JUPYTER_WORK = r'''
+import json, os, time, urllib.request
+from jupyter_client import BlockingKernelClient
+from jupyter_core.paths import jupyter_runtime_dir
+req = urllib.request.Request("http://127.0.0.1:8888/api/kernels", method="POST", data=b"{}", headers={"Content-Type": "application/json"})
+with urllib.request.urlopen(req, timeout=300) as r:
+    kid = json.load(r)["id"]
+path = os.path.join(jupyter_runtime_dir(), "kernel-%s.json" % kid)
+client = BlockingKernelClient(connection_file=path)
+client.load_connection_file()
+client.start_channels()
+client.wait_for_ready(timeout=600)
+out = []
+client.execute_interactive("print(6*7)", timeout=600, output_hook=lambda m: out.append(m["content"].get("text", "")))
+assert "42" in "".join(out), out
+print("cell ran")
+'''
+
+
+def _guest_python(guest, source: str, python: str = "python3", timeout_s: float = 1800) -> None:
+    reply = guest.execute([python, "-c", source], timeout_s=timeout_s)
+    if reply.get("returncode") != 0:
+        raise RuntimeError(f"the work failed: {reply.get('output', '')[-500:]} {reply.get('error', '')[-1500:]}")
+
+
+def _calc_work(guest) -> None:
+    guest.execute("printf 'a,b\\n1,2\\n' > /tmp/bench-sheet.csv", shell=True)
+    guest.launch(["libreoffice", "--calc", "/tmp/bench-sheet.csv"])
+    deadline = time.monotonic() + 900
+    while time.monotonic() < deadline:
+        if guest.execute("wmctrl -l | grep -q 'bench-sheet.csv'", shell=True).get("returncode") == 0:
+            return
+        time.sleep(0.5)
+    raise RuntimeError("the spreadsheet's window never showed")
+
+
+def _chromium_work(vm) -> None:
+    base = f"http://{vm.cdp.host}:{vm.cdp.port}"
+    page = "data:text/html,<title>bench-page</title><h1>loaded</h1>"
+    deadline = time.monotonic() + 900
+    opened = False
+    while time.monotonic() < deadline:
+        try:
+            if not opened:
+                urllib.request.urlopen(urllib.request.Request(f"{base}/json/new?{urllib.parse.quote(page, safe=':/,')}",
+                                                              method="PUT"), timeout=30).read()
+                opened = True
+            targets = json.load(urllib.request.urlopen(f"{base}/json/list", timeout=30))
+            if any(t.get("title") == "bench-page" for t in targets):
+                return
+        except OSError:
+            pass
+        time.sleep(0.3)
+    raise RuntimeError("the page never loaded")
+
+
+def do_work(name: str, vm, guest) -> None:
+    """The state's real work (see the module docstring)."""
+    if name == "airflow":
+        _guest_python(guest, AIRFLOW_WORK)
+    elif name == "dagster":
+        _guest_python(guest, DAGSTER_WORK)
+    elif name == "superset":
+        _guest_python(guest, SUPERSET_WORK)
+    elif name == "jupyter":
+        _guest_python(guest, JUPYTER_WORK, python="/opt/venvs/jupyter/bin/python")
+    elif name == "calc":
+        _calc_work(guest)
+    elif name == "chromium":
+        _chromium_work(vm)
+    else:
+        raise SystemExit(f"no work defined for state {name!r}")

@@ -1,0 +1,234 @@
+"""Warm states without a VM: recipes, the snapshot field, storage (commit, staleness, export/import), run planning."""
+import json
+import logging
+import tarfile
+from argparse import Namespace
+from pathlib import Path
+
+import pytest
+
+from desktop_env.errors import DesktopEnvError, TaskConfigError
+from desktop_env.image import states as st
+from desktop_env.image.store import ImageInfo, export_image, import_image
+
+EVAL = {"func": "infeasible"}
+
+
+def _task(snapshot):
+    from desktop_env.tasks import TaskSpec
+
+    return TaskSpec.from_json({"id": "t1", "instruction": "do it", "snapshot": snapshot, "evaluator": EVAL})
+
+
+def _image(root: Path, name="base-0123456789abcdef", profile="base") -> ImageInfo:
+    """A ready image folder with small stand-in files (enough for the store; no VM can boot it)."""
+    path = root / "images" / name
+    path.mkdir(parents=True)
+    for f in ("disk.qcow2", "init_state.bin", "vmlinuz", "initrd.img"):
+        (path / f).write_bytes(b"x" * 100)
+    meta = {"name": name, "profile": profile, "ready": True, "created": "2026-11-26T00:00:00+0000",
+            "screen": "1920x1080", "files": {"disk": "disk.qcow2", "state": "init_state.bin"}}
+    (path / "metadata.json").write_text(json.dumps(meta))
+    return ImageInfo.load(path)
+
+
+def _recipe(name="citest", config=None, settle=None) -> st.StateRecipe:
+    return st.StateRecipe(name, "base", "a test state",
+                          config or [{"type": "execute", "parameters": {"command": ["true"]}}], settle or {})
+
+
+def _fake_build(image, recipe) -> st.WarmState:
+    work = st.partial_dir(image, recipe.name)
+    (work / "state.bin").write_bytes(b"r" * 4096)
+    (work / "disk.qcow2").write_bytes(b"d" * 4096)
+    return st.commit_state(image, recipe, work, 12.5, {"accel": "tcg", "settled": True})
+
+
+# -- recipes -----------------------------------------------------------------------------------
+
+def test_profiles_declare_their_states_and_inherit_their_parents():
+    base = st.state_recipes("base")
+    data = st.state_recipes("data")
+    assert {"chromium", "calc", "jupyter"} <= set(base)
+    assert {"superset", "dagster", "airflow"} <= set(data)
+    assert set(base) <= set(data), "data extends base: it has base's states too"
+    assert data["chromium"].profile == "base" and data["superset"].profile == "data"
+    assert st.state_recipes("libreoffice_calc") == {}, "a name of another suite's snapshot declares nothing"
+
+
+def test_every_declared_recipe_is_a_valid_list_of_setup_steps():
+    from desktop_env.envs.warm import recipe_task
+
+    for profile in ("base", "data"):
+        for recipe in st.state_recipes(profile).values():
+            task = recipe_task(recipe)
+            assert task.config, recipe.path
+            assert recipe.description, f"{recipe.path}: a state needs a description for `image list`"
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("{not json", "not readable JSON"),
+    ('{"description": "x"}', "'config' must be a non-empty list"),
+    ('{"config": [{"type": "sleep", "parameters": {"seconds": 1}}], "extra": 1}', "unknown field(s) extra"),
+    ('{"config": [{"type": "sleep", "parameters": {"seconds": 1}}], "settle": {"timeout": 5}}', "unknown: timeout"),
+])
+def test_a_malformed_recipe_file_is_refused_naming_the_file_and_field(tmp_path, text, fragment):
+    path = tmp_path / "mystate.json"
+    path.write_text(text)
+    with pytest.raises(DesktopEnvError) as err:
+        st.StateRecipe.from_file(path, "base")
+    assert fragment in str(err.value) and str(path) in str(err.value)
+
+
+def test_a_recipe_with_an_unknown_step_fails_when_it_is_checked(tmp_path):
+    from desktop_env.envs.warm import recipe_task
+
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps({"description": "x", "config": [{"type": "launch_rocket", "parameters": {}}]}))
+    with pytest.raises(TaskConfigError, match="launch_rocket"):
+        recipe_task(st.StateRecipe.from_file(path, "base"))
+
+
+def test_a_bad_state_name_is_refused(tmp_path):
+    path = tmp_path / "Bad Name.json"
+    path.write_text('{"config": [{"type": "sleep", "parameters": {"seconds": 1}}]}')
+    with pytest.raises(DesktopEnvError, match="rename the file"):
+        st.StateRecipe.from_file(path, "base")
+
+
+# -- the snapshot field ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("value, expected", [
+    (None, (None, None)), ("data", ("data", None)), ("base", ("base", None)),
+    ("data:airflow", ("data", "airflow")), ("airflow", (None, "airflow")), ("libreoffice_calc", (None, "libreoffice_calc")),
+])
+def test_parse_snapshot(value, expected):
+    assert st.parse_snapshot(value) == expected
+
+
+def test_a_profile_state_snapshot_keeps_the_profile_and_names_the_state():
+    task = _task("data:superset")
+    assert task.image_profile == "data" and task.warm_state == "superset"
+    task = _task("airflow")
+    assert task.image_profile is None and task.warm_state == "airflow"
+    assert _task("data").warm_state is None
+
+
+def test_a_missing_profile_state_is_a_load_error_listing_the_states():
+    with pytest.raises(TaskConfigError) as err:
+        _task("data:supersett")
+    text = str(err.value)
+    assert "snapshot" in text and "supersett" in text
+    for name in ("airflow", "dagster", "superset", "chromium"):
+        assert name in text
+    with pytest.raises(TaskConfigError, match="image profile 'ofice'"):
+        _task("ofice:writer")
+
+
+def test_a_bare_name_the_image_lacks_falls_back_with_a_warning(tmp_path, caplog):
+    from desktop_env.envs.warm import state_for_task
+
+    image = _image(tmp_path)
+    with caplog.at_level(logging.WARNING):
+        assert state_for_task(_task("libreoffice_calc"), image) is None
+    assert "libreoffice_calc" in caplog.text and "init_state" in caplog.text
+    assert state_for_task(_task("chromium"), image) == "chromium"
+    assert state_for_task(_task("base:calc"), image) == "calc"
+    assert state_for_task(_task("base"), image) is None
+
+
+def test_a_profile_state_the_image_in_use_lacks_is_an_error(tmp_path):
+    from desktop_env.envs.warm import state_for_task
+
+    image = _image(tmp_path)  # a base image: no superset state
+    with pytest.raises(DesktopEnvError, match="data:superset.*its states: calc, chromium, jupyter"):
+        state_for_task(_task("data:superset"), image)
+
+
+def test_states_needed_counts_tasks_per_state(tmp_path):
+    from desktop_env.envs.warm import states_needed
+
+    image = _image(tmp_path)
+    used, missing = states_needed([_task("chromium"), _task("base:chromium"), _task("calc"), _task("gimp"),
+                                   _task("base")], image)
+    assert used == {"chromium": 2, "calc": 1} and missing == {"gimp": 1}
+
+
+# -- storage -----------------------------------------------------------------------------------
+
+def test_a_committed_state_is_listed_current_and_goes_stale_when_its_recipe_changes(tmp_path):
+    image = _image(tmp_path)
+    recipe = _recipe()
+    assert st.current_state(image, recipe) is None
+    state = _fake_build(image, recipe)
+    assert st.current_state(image, recipe).path == state.path == image.path / "states" / "citest"
+    assert [s.name for s in st.list_states(image)] == ["citest"]
+    assert state.meta["recipe_hash"] == recipe.digest(image) and state.meta["build_s"] == 12.5
+    assert state.meta["sizes"]["state.bin"] == 4096
+    changed = _recipe(config=[{"type": "execute", "parameters": {"command": ["false"]}}])
+    assert changed.digest(image) != recipe.digest(image)
+    assert st.current_state(image, changed) is None, "a changed recipe makes the built state stale"
+    assert st.load_state(image, "citest") is not None, "stale, but still on disk until rebuilt"
+
+
+def test_a_state_of_another_image_build_is_stale(tmp_path):
+    recipe = _recipe()
+    old = _image(tmp_path, "base-aaaaaaaaaaaaaaaa")
+    new = _image(tmp_path, "base-bbbbbbbbbbbbbbbb")
+    assert recipe.digest(old) != recipe.digest(new)
+
+
+def test_an_interrupted_build_leaves_nothing_that_looks_built(tmp_path):
+    image = _image(tmp_path)
+    work = st.partial_dir(image, "citest")
+    (work / "state.bin").write_bytes(b"r")  # the capture stopped before the disk layer
+    with pytest.raises(DesktopEnvError, match="lacks disk.qcow2"):
+        st.commit_state(image, _recipe(), work, 1.0, {})
+    assert st.load_state(image, "citest") is None and st.list_states(image) == []
+    again = st.partial_dir(image, "citest")
+    assert list(again.iterdir()) == [], "a new build starts from an empty staging folder"
+
+
+def test_export_and_import_carry_the_built_states(tmp_path):
+    image = _image(tmp_path / "a")
+    _fake_build(image, _recipe())
+    st.partial_dir(image, "halfway")  # a build in progress is not exported
+    archive = export_image(image.name, tmp_path / "img.tar", tmp_path / "a")
+    with tarfile.open(archive) as tar:
+        names = tar.getnames()
+    assert f"{image.name}/states/citest/state.bin" in names and f"{image.name}/states/citest/state.json" in names
+    assert not any("halfway" in n or n.endswith(".lock") for n in names)
+    imported = import_image(archive, tmp_path / "b")
+    state = st.current_state(imported, _recipe())
+    assert state is not None and state.ram_file.read_bytes() == b"r" * 4096
+    assert imported.disk_usage() > image.path.joinpath("disk.qcow2").stat().st_size
+
+
+def test_remove_state(tmp_path):
+    image = _image(tmp_path)
+    _fake_build(image, _recipe())
+    assert st.remove_state(image, "citest") is True
+    assert st.remove_state(image, "citest") is False and st.list_states(image) == []
+
+
+# -- run planning ------------------------------------------------------------------------------
+
+def test_a_run_on_a_provider_without_warm_states_fails_at_plan_time(tmp_path):
+    from desktop_env.harness.suite import prepare_warm_states
+
+    lines = []
+    jobs = [{"task": _task("data:superset")}, {"task": _task("data")}]
+    args = Namespace(provider_name="libvirt", cache_dir=str(tmp_path), path_to_vm="data")
+    with pytest.raises(DesktopEnvError, match="1 tasks start from a warm state.*libvirt provider cannot"):
+        prepare_warm_states(args, jobs, lambda line, error=False: lines.append(line))
+    # bare names are wishes: they start from init_state, said once
+    assert prepare_warm_states(args, [{"task": _task("superset")}], lambda line, error=False: lines.append(line)) == {}
+    assert "start from init_state" in lines[-1]
+
+
+def test_a_profile_state_task_runs_on_its_profile_image_only():
+    from desktop_env.harness.jobs import split_by_image
+
+    jobs = [{"image_profile": _task("data:superset").image_profile}, {"image_profile": _task("chromium").image_profile}]
+    runnable, skipped = split_by_image(jobs, {"profile": "base"})
+    assert len(runnable) == 1 and skipped == {"data": 1}
