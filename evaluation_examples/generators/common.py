@@ -11,8 +11,9 @@ folder), and then one of:
 - ``evaluator`` (a ready task evaluator, ``{folder}`` substituted) and a ``solution``;
 - ``"infeasible": True``: the right answer is to refuse.
 
-Optional keys: ``files`` (file name -> text, written beside the task) and ``gen`` (a
-function given the task's folder, writing binary files such as workbooks).
+Optional keys: ``files`` (file name -> text, written beside the task), ``gen`` (a
+function given the task's folder, writing binary files such as workbooks) and ``snapshot``
+(default ``data``; ``data:superset`` starts the task from that warm state).
 
 ``write_pairs`` writes each pair as two tasks, a verbose and an abstract twin linked
 through ``counterpart``, and lists them in the index files.
@@ -175,7 +176,7 @@ def build_task(pair: dict, guidance: str, tid: str, folder_rel: str, other: str,
     folder = {"{folder}": folder_rel}
     task = {
         "id": tid,
-        "snapshot": "data",
+        "snapshot": pair.get("snapshot", "data"),
         "instruction": pair[guidance],
         "source": pair["source"],
         "related_apps": pair["related_apps"],

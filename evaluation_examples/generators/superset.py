@@ -121,6 +121,7 @@ def pairs() -> list[dict]:
             "name": "superset_register_analytics_database",
             "id_seed": "data_batch6",
             "app": "superset",
+            "snapshot": "data:superset",  # Superset already running and signed in (a warm state)
             "category": "data_analysis_and_visualization",
             "interface": "cli",
             "action_number": 3,
@@ -145,6 +146,7 @@ def pairs() -> list[dict]:
             "name": "superset_orders_dataset",
             "id_seed": "data_batch6",
             "app": "superset",
+            "snapshot": "data:superset",  # Superset already running and signed in (a warm state)
             "category": "data_analysis_and_visualization",
             "interface": "cli",
             "action_number": 4,

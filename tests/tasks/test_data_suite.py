@@ -26,7 +26,9 @@ def test_every_task_needs_the_data_image_and_has_a_linked_twin(tasks):
     ids = {t.id: t for t in tasks}
     assert len(tasks) >= 60
     for t in tasks:
-        assert t.snapshot == "data", t.id
+        assert t.image_profile == "data", t.id  # "data", or a warm state of it ("data:superset")
+        if t.warm_state:
+            assert t.snapshot == f"data:{t.warm_state}", t.id
         twin = ids.get(t.counterpart)
         assert twin is not None and twin.counterpart == t.id, f"{t.id}: counterpart {t.counterpart} is not its twin"
         guidance = {g for g in t.tags if g in ("verbose", "abstract")}
