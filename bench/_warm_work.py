@@ -12,7 +12,8 @@ import urllib.request
 
 #: Guest-side Python run with the system python3; each exits 0 once the work is done.
 AIRFLOW_WORK = r'''
-import json, time, urllib.request
+import json, sys, time, urllib.request
+DONE = ("success",) if sys.argv[1:] == ["finish"] else ("running", "success")
 B = "http://127.0.0.1:8080"
 def call(method, path, body=None, token=None):
     h = {"Content-Type": "application/json"}
@@ -32,13 +33,14 @@ while True:
 run = call("POST", "/api/v2/dags/shop_etl/dagRuns", {"logical_date": None}, token)
 while True:
     state = call("GET", "/api/v2/dags/shop_etl/dagRuns/" + run["dag_run_id"], None, token)["state"]
-    if state in ("running", "success"): print(state); break
+    if state in DONE: print(state); break
     if state == "failed" or time.time() > deadline: raise SystemExit("run " + state)
     time.sleep(1)
 '''
 
 DAGSTER_WORK = r'''
-import json, time, urllib.request
+import json, sys, time, urllib.request
+DONE = ("SUCCESS",) if sys.argv[1:] == ["finish"] else ("STARTED", "SUCCESS")
 def gql(query, variables=None):
     req = urllib.request.Request("http://127.0.0.1:3000/graphql", method="POST", headers={"Content-Type": "application/json"},
                                  data=json.dumps({"query": query, "variables": variables or {}}).encode())
@@ -54,7 +56,7 @@ run_id = launched["run"]["runId"]
 deadline = time.time() + 1500
 while True:
     status = gql("query($id: ID!) { runOrError(runId: $id) { ... on Run { status } } }", {"id": run_id})["runOrError"]["status"]
-    if status in ("STARTED", "SUCCESS"): print(status); break
+    if status in DONE: print(status); break
     if status in ("FAILURE", "CANCELED") or time.time() > deadline: raise SystemExit("run " + status)
     time.sleep(1)
 '''
@@ -101,8 +103,8 @@ print("cell ran")
 '''
 
 
-def _guest_python(guest, source: str, python: str = "python3", timeout_s: float = 1800) -> None:
-    reply = guest.execute([python, "-c", source], timeout_s=timeout_s)
+def _guest_python(guest, source: str, python: str = "python3", timeout_s: float = 1800, args=()) -> None:
+    reply = guest.execute([python, "-c", source, *args], timeout_s=timeout_s)
     if reply.get("returncode") != 0:
         raise RuntimeError(f"the work failed: {reply.get('output', '')[-500:]} {reply.get('error', '')[-1500:]}")
 
@@ -138,12 +140,12 @@ def _chromium_work(vm) -> None:
     raise RuntimeError("the page never loaded")
 
 
-def do_work(name: str, vm, guest) -> None:
-    """The state's real work (see the module docstring)."""
+def do_work(name: str, vm, guest, finish: bool = False) -> None:
+    """The state's real work (see bench/warm_reset.py); with ``finish``, a triggered run must also succeed."""
     if name == "airflow":
-        _guest_python(guest, AIRFLOW_WORK)
+        _guest_python(guest, AIRFLOW_WORK, args=["finish"] if finish else [])
     elif name == "dagster":
-        _guest_python(guest, DAGSTER_WORK)
+        _guest_python(guest, DAGSTER_WORK, args=["finish"] if finish else [])
     elif name == "superset":
         _guest_python(guest, SUPERSET_WORK)
     elif name == "jupyter":

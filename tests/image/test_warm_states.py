@@ -27,7 +27,7 @@ def _image(root: Path, name="base-0123456789abcdef", profile="base") -> ImageInf
     for f in ("disk.qcow2", "init_state.bin", "vmlinuz", "initrd.img"):
         (path / f).write_bytes(b"x" * 100)
     meta = {"name": name, "profile": profile, "ready": True, "created": "2026-11-26T00:00:00+0000",
-            "screen": "1920x1080", "files": {"disk": "disk.qcow2", "state": "init_state.bin"}}
+            "screen": "1920x1080", "auth": True, "files": {"disk": "disk.qcow2", "state": "init_state.bin"}}
     (path / "metadata.json").write_text(json.dumps(meta))
     return ImageInfo.load(path)
 
@@ -232,3 +232,30 @@ def test_a_profile_state_task_runs_on_its_profile_image_only():
     jobs = [{"image_profile": _task("data:superset").image_profile}, {"image_profile": _task("chromium").image_profile}]
     runnable, skipped = split_by_image(jobs, {"profile": "base"})
     assert len(runnable) == 1 and skipped == {"data": 1}
+
+
+# -- command line ------------------------------------------------------------------------------
+
+def test_image_warm_names_the_states_of_the_image_when_one_is_unknown(tmp_path, capsys):
+    from desktop_env.cli import main
+
+    image = _image(tmp_path)
+    assert main(["image", "warm", "--image", str(image.path), "--state", "supersett"]) == 1
+    err = capsys.readouterr().err
+    assert "no warm state 'supersett'" in err and "calc, chromium, jupyter" in err
+
+
+def test_image_list_shows_built_and_unbuilt_states(tmp_path, capsys):
+    from desktop_env.cli import main
+
+    image = _image(tmp_path)
+    _fake_build(image, st.state_recipes("base")["chromium"])
+    assert main(["image", "list", "--cache-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "state chromium" in out and "RAM" in out and "disk layer" in out
+    assert "state calc" in out and "not built" in out
+    assert main(["image", "list", "--json", "--cache-dir", str(tmp_path)]) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)[0]["states"]}
+    assert rows["chromium"]["built"] and rows["chromium"]["current"] and not rows["calc"]["built"]
+    assert main(["image", "warm", "--image", str(image.path), "--state", "chromium", "--remove"]) == 0
+    assert "chromium: removed" in capsys.readouterr().out and st.load_state(image, "chromium") is None

@@ -74,4 +74,4 @@ def test_a_state_restored_a_week_later_is_still_signed_in_and_works(data_vm, nam
     url, text = _reload_and_read(data_vm, UI[name][0])
     assert "login" not in url.lower(), f"{name}: signed out after the clock jump ({url})"
     assert UI[name][1].lower() in text.lower(), f"{name}: the page did not render its content: {text[:300]!r}"
-    do_work(name, data_vm, guest)  # raises when the run / query does not succeed
+    do_work(name, data_vm, guest, finish=True)  # raises unless the run succeeds / the query answers
