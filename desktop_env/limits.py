@@ -25,6 +25,7 @@ LIMITS: dict[str, tuple[float, str]] = {
     "setup.download": (300.0, "one download the host fetches for a task"),
     "setup.chromium": (300.0, "Chromium's remote-debugging port answering after google_chrome_browser starts it"),
     "setup.cdp_connect": (180.0, "Playwright connecting to the guest's Chromium over CDP"),
+    "setup.page_load": (300.0, "a web UI's page loading in the guest's Chromium (until its load event)"),
     "oracle.command": (1200.0, "one shell command of a reference solution"),
     "action.code": (300.0, "one pyautogui action (code run in the guest's executor)"),
     "action.typing": (120.0, "typing: this long plus action.typing_per_char for each character"),

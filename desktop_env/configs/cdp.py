@@ -84,12 +84,17 @@ def open_page(browser: "Browser", url: str, step: str) -> "Page":
         raise SetupError("Chromium has no browsing context to open a tab in", step=step)
     page = browser.contexts[0].new_page()
     last = None
+    load_s = limit("setup.page_load")
     for attempt in range(1, GOTO_ATTEMPTS + 1):
         try:
-            page.goto(url, wait_until="load")
+            # One patient load: under emulation a web UI's scripts take minutes, and a retry would restart them.
+            page.goto(url, wait_until="load", timeout=load_s * 1000)
             return page
         except PlaywrightError as exc:
             last = exc
+            if "Timeout" in exc.message:
+                raise SetupError(f"{url} did not finish loading in the VM's Chromium within the time limit "
+                                 f"setup.page_load ({load_s:g} s)", step=step) from exc
             logger.info("%s: %s did not load (attempt %d/%d): %s", step, url, attempt, GOTO_ATTEMPTS,
                         exc.message.splitlines()[0])
             time.sleep(GOTO_RETRY_S)
