@@ -163,7 +163,7 @@ def dagster_webui_init(ctx: SetupContext, url: str = "http://localhost:3000", li
 
 def _superset_login(ctx: SetupContext, page, base_url: str, username: str = "admin", password: str = "admin",
                     timeout: int = 60_000) -> None:
-    """Sign in on Superset's login form (when it is shown) and wait for the welcome page's link."""
+    """Sign in on Superset's login form (when it is shown) and wait until the app has rendered after it."""
     step = "superset_webui_init"
     user = page.locator('input#username, input[name="username"]').first
     if user.count() == 0:
@@ -175,7 +175,11 @@ def _superset_login(ctx: SetupContext, page, base_url: str, username: str = "adm
     page.locator('input#password, input[name="password"]').first.fill(password)
     page.locator('input[type="submit"], button[type="submit"]').first.click()
     try:
-        page.locator('a[href="/superset/welcome/"]').first.wait_for(state="visible", timeout=timeout)
+        # Off the login page, then the app rendered (its menu shows "Dashboards"); Superset 6 has no
+        # link to /superset/welcome/ any more, so the URL and the text are what is waited for.
+        page.wait_for_url(lambda url: "/login" not in url, timeout=timeout)
+        page.wait_for_function("() => document.body && document.body.innerText.includes('Dashboards')",
+                               timeout=timeout)
     except Exception as exc:  # playwright's TimeoutError
         raise SetupError(f"signing in to Superset as {username!r} did not reach the welcome page within "
                          f"{timeout / 1000:.0f} s (now at {page.url})", step=step) from exc
