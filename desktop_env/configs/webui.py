@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 from typing import Callable
 
@@ -60,8 +61,17 @@ def _click_if_shown(page, label: str, wait_ms: int = POPUP_WAIT_MS) -> bool:
 
 # -- Dagster ----------------------------------------------------------------------------------------
 
-def _dagster_close_popups(ctx: SetupContext, page, base_url: str) -> None:
-    """Dismiss the first-visit popups (community sign-up and the like) if they are shown."""
+def _dagster_close_popups(ctx: SetupContext, page, base_url: str, wait_s: float = POPUP_WAIT_MS / 1000) -> None:
+    """Dismiss the first-visit popups (community sign-up and the like) if they are shown; ``wait_s``:
+    how long the first one is waited for (under emulation it shows once the UI has rendered, minutes later)."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    labels = "|".join(DAGSTER_POPUP_BUTTONS)
+    try:
+        page.locator("button").filter(has_text=re.compile(f"^({labels})$")).first.wait_for(
+            state="visible", timeout=wait_s * 1000)
+    except PlaywrightError:
+        return
     for label in DAGSTER_POPUP_BUTTONS:
         if _click_if_shown(page, label):
             logger.info("dagster_webui_init: closed a popup with %r", label)

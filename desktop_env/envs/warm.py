@@ -2,7 +2,6 @@
 settled, save. The storage side (recipes, locks, commit) is :mod:`desktop_env.image.states`."""
 from __future__ import annotations
 
-import hashlib
 import logging
 import shutil
 import tempfile
@@ -141,26 +140,51 @@ def _guest_busy(controller, interval_s: float) -> float:
     return 1.0 - idle / total
 
 
+#: Pixels that may change between two checks of a settled screen: a ticking clock or an auto-refresh
+#: countdown (Dagster's, 8x10 pixels) never stops; a loading spinner or a page still drawing is larger.
+SETTLE_PIXELS = 400
+
+
+def _pixels(png: bytes | None):
+    if not png:
+        return None
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    with Image.open(io.BytesIO(png)) as img:
+        return np.asarray(img.convert("RGB"))
+
+
+def _changed_pixels(a, b) -> int:
+    if a.shape != b.shape:
+        return a.shape[0] * a.shape[1]
+    return int((a != b).any(axis=2).sum())
+
+
 def wait_settled(provider, controller, recipe: StateRecipe) -> dict:
-    """Wait until the screen stays the same and the guest's CPU is mostly idle for ``stable_n`` checks
-    in a row (the recipe's ``settle`` limits). Never a fixed sleep; after ``timeout_s`` it goes on and
+    """Wait until the screen stays the same (at most :data:`SETTLE_PIXELS` pixels change) and the
+    guest's CPU is mostly idle for ``stable_n`` checks in a row (the recipe's ``settle`` limits). Never a fixed sleep; after ``timeout_s`` it goes on and
     records ``settled: False``."""
     timeout_s = recipe.settle_value("timeout_s")
     stable_n = int(recipe.settle_value("stable_n"))
     interval_s = recipe.settle_value("interval_s")
     busy_below = recipe.settle_value("busy_below")
     t0 = time.monotonic()
-    previous, stable, busy = None, 0, 1.0
+    previous, stable, busy, changes = None, 0, 1.0, 0
     while time.monotonic() - t0 < timeout_s:
         busy = _guest_busy(controller, interval_s)
-        shot = provider.screenshot()
-        digest = hashlib.sha256(shot).hexdigest() if shot else None
-        stable = stable + 1 if digest == previous and busy < busy_below else 0
-        previous = digest
+        shot = _pixels(provider.screenshot())
+        same = previous is not None and shot is not None and _changed_pixels(previous, shot) <= SETTLE_PIXELS
+        changes += not same
+        stable = stable + 1 if same and busy < busy_below else 0
+        previous = shot
         if stable >= stable_n:
             return {"settled": True, "settle_s": round(time.monotonic() - t0, 1), "busy": round(busy, 2)}
-    log.warning("warm state %s: the desktop did not settle within %.0f s (last CPU use %.0f%%); saving it anyway",
-                recipe.name, timeout_s, busy * 100)
+    log.warning("warm state %s: the desktop did not settle within %.0f s (the screen changed %d times; last CPU use "
+                "%.0f%%, settled means below %.0f%%); saving it anyway", recipe.name, timeout_s, changes, busy * 100,
+                busy_below * 100)
     return {"settled": False, "settle_s": round(time.monotonic() - t0, 1), "busy": round(busy, 2)}
 
 
