@@ -25,7 +25,7 @@ WEEK_S = 7 * 24 * 3600
 #: state -> (URL prefix of its tab, text the page shows once usable without a sign-in form)
 UI = {
     "superset": ("http://localhost:8088", "Dashboards"),
-    "dagster": ("http://localhost:3000", "Assets"),
+    "dagster": ("http://localhost:3000", "Catalog"),
     "airflow": ("http://localhost:8080", "Dags"),
 }
 
