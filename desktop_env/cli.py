@@ -133,37 +133,23 @@ def _state_lines(image) -> list[str]:
 
 
 def cmd_image_warm(args) -> int:
-    from desktop_env.envs.warm import ensure_state
-    from desktop_env.image.states import current_state, recipe_for, remove_state, state_recipes
+    from desktop_env.envs.warm import build_missing_states
+    from desktop_env.image.states import recipe_for, remove_state, state_recipes
     from desktop_env.image.store import resolve_image
-    from desktop_env.providers.qemu.provider import QemuProvider
 
     image = resolve_image(args.image or args.profile, args.cache_dir)
-    declared = state_recipes(image.profile)
-    names = args.state or sorted(declared)
+    names = args.state or sorted(state_recipes(image.profile))
     for name in names:
         recipe_for(image, name)  # an unknown name fails before anything starts, listing the known ones
     if args.remove:
         for name in names:
             print(f"{name}: {'removed' if remove_state(image, name) else 'was not built'}")
         return 0
-    todo = [n for n in names if args.force or current_state(image, declared[n]) is None]
-    for name in names:
-        if name not in todo:
+    built = build_missing_states(image, names, lambda line: print(line, flush=True), force=args.force,
+                                 cache_dir=args.cache_dir, accel=args.accel)
+    for name, row in built.items():
+        if row["reused"]:
             print(f"{name}: up to date")
-    if todo:
-        vm = QemuProvider(image=image, cache_dir=args.cache_dir, accel=args.accel)
-        try:
-            for i, name in enumerate(todo, 1):
-                print(f"[{i}/{len(todo)}] building warm state {name} of {image.name} "
-                      f"(starts its tool: minutes under emulation)", flush=True)
-                state = ensure_state(vm, name, force=args.force)
-                sizes = state.sizes()
-                print(f"{name}: built in {state.meta['build_s']:.0f} s (RAM {_human(sizes['ram'])}, disk layer "
-                      f"{_human(sizes['disk'])}{'' if state.meta.get('settled') else ', the desktop never settled'})",
-                      flush=True)
-        finally:
-            vm.stop()
     for line in _state_lines(image):
         print(line)
     return 0

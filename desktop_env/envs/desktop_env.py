@@ -137,7 +137,8 @@ class DesktopEnv(gym.Env):
         task = options.get("task_config")
         self.task = self._load_task(task) if task is not None else None
         self.instruction = getattr(self.task, "instruction", "") or ""
-        state_name = self._warm_state_name()
+        recipe = self._warm_state_recipe()
+        state_name = recipe.name if recipe is not None else None
         t0 = time.monotonic()
         fresh = not self._started
         self._ensure_started()
@@ -146,7 +147,7 @@ class DesktopEnv(gym.Env):
             from desktop_env.envs.warm import ensure_state
 
             t1 = time.monotonic()
-            warm = ensure_state(self.provider, state_name)
+            warm = ensure_state(self.provider, state_name, recipe)
             build_s = time.monotonic() - t1
             self.provider.restore_state(warm)
         elif not fresh or self.snapshot_name != "init_state":
@@ -166,21 +167,19 @@ class DesktopEnv(gym.Env):
         return obs, {"revert_s": revert_s, "setup_s": setup_s, "task_id": getattr(self.task, "id", None),
                      "state": state_name or self.snapshot_name, "state_build_s": build_s}
 
-    def _warm_state_name(self) -> str | None:
-        """The warm state this reset restores (the task's ``snapshot`` when it names one the image
-        has), or None for ``init_state`` / the constructor's ``snapshot_name``."""
+    def _warm_state_recipe(self):
+        """The recipe of the warm state this reset restores (the task's ``snapshot`` when it names
+        one the image has), or None for ``init_state`` / the constructor's ``snapshot_name``."""
         if self.task is None or self.snapshot_name != "init_state" or not getattr(self.task, "warm_state", None):
             return None
+        from desktop_env.envs.warm import check_without_warm_states, state_for_task
+
         image = getattr(self.provider, "image", None)
         if image is None or not self.provider.supports_warm_states:
-            if ":" in self.task.snapshot:
-                raise DesktopEnvError(f"task {self.task.id} needs the warm state {self.task.snapshot} and the "
-                                      f"{self.provider.name} provider cannot restore warm states; use the qemu provider")
+            check_without_warm_states([self.task], self.provider.name)
             log.warning("task %s names the snapshot %r; the %s provider has no warm states: starting from init_state",
                         self.task.id, self.task.snapshot, self.provider.name)
             return None
-        from desktop_env.envs.warm import state_for_task
-
         return state_for_task(self.task, image)
 
     def _load_task(self, task):

@@ -15,28 +15,61 @@ from desktop_env.image.states import (StateRecipe, WarmState, commit_state, curr
 log = logging.getLogger(__name__)
 
 
-def state_for_task(task, image) -> str | None:
-    """The warm state a task's ``snapshot`` names in ``image``, or None (``init_state``).
+def _classify(task, recipes: dict[str, StateRecipe]) -> tuple[str, str | None]:
+    """How a task's ``snapshot`` resolves against an image's declared ``recipes``:
+    ("init", None) names no state; ("state", name) a state the image has; ("bare-missing", name) a
+    bare name it lacks (falls back to ``init_state``); ("strict-missing", name) a ``profile:state``
+    it lacks (an error)."""
+    profile, state = parse_snapshot(getattr(task, "snapshot", None))
+    if state is None:
+        return "init", None
+    if state in recipes:
+        return "state", state
+    return ("bare-missing" if profile is None else "strict-missing"), state
+
+
+def state_for_task(task, image) -> StateRecipe | None:
+    """The recipe of the warm state a task's ``snapshot`` names in ``image``, or None (``init_state``).
 
     ``data:airflow`` names the state ``airflow`` (the task loader has checked that the profile
     declares it); a bare name such as ``airflow`` is a state when the image's profile declares
     one of that name, and otherwise falls back to ``init_state`` with a warning (suites written for
     other images name snapshots of their own).
+
+    Raises:
+        DesktopEnvError: a ``profile:state`` the image does not declare (the message lists its states).
     """
-    profile, state = parse_snapshot(getattr(task, "snapshot", None))
-    if state is None:
-        return None
     recipes = state_recipes(image.profile)
-    if state in recipes:
-        return state
-    if profile is None:
+    kind, state = _classify(task, recipes)
+    if kind == "state":
+        return recipes[state]
+    if kind == "bare-missing":
         log.warning("task %s names the snapshot %r, which image %s (profile %s) does not have as a warm state "
                     "(it has: %s); starting from init_state", getattr(task, "id", "?"), state, image.name,
                     image.profile, ", ".join(sorted(recipes)) or "none")
-        return None
-    raise DesktopEnvError(f"task {getattr(task, 'id', '?')} needs the warm state {profile}:{state} and image "
-                          f"{image.name} (profile {image.profile}) has none of that name; its states: "
-                          f"{', '.join(sorted(recipes)) or 'none'}")
+    elif kind == "strict-missing":
+        raise DesktopEnvError(f"task {getattr(task, 'id', '?')} needs the warm state {task.snapshot} and image "
+                              f"{image.name} (profile {image.profile}) has none of that name; its states: "
+                              f"{', '.join(sorted(recipes)) or 'none'}")
+    return None
+
+
+def check_without_warm_states(tasks, provider_name: str) -> list:
+    """For a provider that cannot restore warm states: the tasks whose bare ``snapshot`` name only
+    falls back to ``init_state`` there.
+
+    Raises:
+        DesktopEnvError: some task names a ``profile:state`` (it cannot run as written there); the
+            message names the states and the provider to use.
+    """
+    named = [t for t in tasks if getattr(t, "warm_state", None)]
+    strict = [t for t in named if ":" in t.snapshot]
+    if strict:
+        raise DesktopEnvError(f"{len(strict)} tasks start from a warm state "
+                              f"({', '.join(sorted({t.snapshot for t in strict}))}) and the {provider_name} provider "
+                              "cannot restore warm states (only the qemu provider can: a warm state is a saved RAM "
+                              "file and disk layer of a local image); run them with the qemu provider")
+    return named
 
 
 def ensure_state(provider, name: str, recipe: StateRecipe | None = None, force: bool = False) -> WarmState:
@@ -195,11 +228,49 @@ def states_needed(tasks, image) -> tuple[dict[str, int], dict[str, int]]:
     used: dict[str, int] = {}
     missing: dict[str, int] = {}
     for task in tasks:
-        profile, state = parse_snapshot(getattr(task, "snapshot", None))
-        if state is None:
-            continue
-        if state in recipes:
+        kind, state = _classify(task, recipes)
+        if kind == "state":
             used[state] = used.get(state, 0) + 1
-        elif profile is None:
+        elif kind == "bare-missing":
             missing[state] = missing.get(state, 0) + 1
     return used, missing
+
+
+def build_missing_states(image, names: list[str], report, force: bool = False, cache_dir=None,
+                         accel: str = "auto") -> dict[str, dict]:
+    """Build those of the states ``names`` of ``image`` that are missing or stale (all of them when
+    ``force``), one after another in one VM started for the purpose, saying each step through
+    ``report`` (a callable taking a line). Returns ``{name: {"reused": bool, "build_s": float,
+    "state": WarmState}}`` for every name.
+
+    Raises:
+        StateNotFound: a name the image's profile does not declare (before any VM starts).
+        SetupError: a recipe step failed (the message names the state and step).
+    """
+    from desktop_env.providers.qemu.provider import QemuProvider
+
+    recipes = {name: recipe_for(image, name) for name in names}  # unknown names fail here, listing the known ones
+    out: dict[str, dict] = {}
+    todo = []
+    for name in names:
+        state = None if force else current_state(image, recipes[name])
+        out[name] = {"reused": state is not None, "build_s": 0.0, "state": state}
+        if state is None:
+            todo.append(name)
+    if not todo:
+        return out
+    vm = QemuProvider(image=image, cache_dir=cache_dir, accel=accel)
+    try:
+        for i, name in enumerate(todo, 1):
+            report(f"[{i}/{len(todo)}] building warm state {name} of {image.name} (starts its tool: minutes "
+                   "under emulation)")
+            t0 = time.monotonic()
+            state = ensure_state(vm, name, recipes[name], force=force)
+            out[name].update(build_s=round(time.monotonic() - t0, 1), state=state)
+            sizes = state.sizes()
+            report(f"warm state {name}: built in {out[name]['build_s']:.0f} s (RAM {sizes['ram'] / 2**20:.0f} MiB, "
+                   f"disk layer {sizes['disk'] / 2**20:.1f} MiB"
+                   f"{'' if state.meta.get('settled') else ', the desktop never settled'})")
+    finally:
+        vm.stop()
+    return out

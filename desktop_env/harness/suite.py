@@ -123,26 +123,17 @@ def prepare_warm_states(args, todo: list[dict], report: Report) -> dict:
         DesktopEnvError: tasks name a ``profile:state`` and the provider cannot restore warm states
             (said at plan time, before any episode), or a state's build failed.
     """
-    from desktop_env.errors import DesktopEnvError
-
     tasks = [job["task"] for job in todo if job.get("task") is not None]
-    named = [t for t in tasks if t.warm_state]
-    if not named:
+    if not any(t.warm_state for t in tasks):
         return {}
+    from desktop_env.envs.warm import build_missing_states, check_without_warm_states, states_needed
+
     if args.provider_name != "qemu":
-        strict = sorted({t.snapshot for t in named if ":" in t.snapshot})
-        if strict:
-            raise DesktopEnvError(f"{sum(1 for t in named if ':' in t.snapshot)} tasks start from a warm state "
-                                  f"({', '.join(strict)}) and the {args.provider_name} provider cannot restore warm "
-                                  "states (only the qemu provider can: a warm state is a saved RAM file and disk "
-                                  "layer of a local image); run them with --provider_name qemu")
+        named = check_without_warm_states(tasks, args.provider_name)
         report(f"{len(named)} tasks name a snapshot the {args.provider_name} provider has no warm states for: "
                "they start from init_state")
         return {}
-    from desktop_env.envs.warm import ensure_state, states_needed
-    from desktop_env.image.states import current_state, recipe_for
     from desktop_env.image.store import resolve_image
-    from desktop_env.providers.qemu.provider import QemuProvider
 
     cache = Path(args.cache_dir) if args.cache_dir else None
     image = resolve_image(args.path_to_vm or "base", cache)
@@ -150,24 +141,13 @@ def prepare_warm_states(args, todo: list[dict], report: Report) -> dict:
     for name, n in sorted(missing.items()):
         report(f"{n} tasks name the snapshot {name!r}, which image {image.name} has no warm state of: they start "
                "from init_state")
-    out: dict[str, dict] = {}
-    todo_states = [name for name in sorted(used) if current_state(image, recipe_for(image, name)) is None]
-    for name in sorted(used):
-        out[name] = {"tasks": used[name], "reused": name not in todo_states, "build_s": 0.0}
-    if not todo_states:
-        return out
-    vm = QemuProvider(image=image, cache_dir=cache, accel=getattr(args, "accel", "auto"))
-    try:
-        for i, name in enumerate(todo_states, 1):
-            report(f"building warm state {name} of {image.name} before the first episode ({i}/{len(todo_states)}; "
-                   f"{used[name]} tasks start from it; minutes under emulation)")
-            t0 = time.monotonic()
-            ensure_state(vm, name)
-            out[name]["build_s"] = round(time.monotonic() - t0, 1)
-            report(f"warm state {name}: ready in {out[name]['build_s']:.0f} s")
-    finally:
-        vm.stop()
-    return out
+    if not used:
+        return {}
+    report(f"warm states these tasks start from: {', '.join(f'{k} ({v} tasks)' for k, v in sorted(used.items()))}; "
+           "those not built yet are built before the first episode")
+    built = build_missing_states(image, sorted(used), report, cache_dir=cache, accel=getattr(args, "accel", "auto"))
+    return {name: {"tasks": used[name], "reused": row["reused"], "build_s": row["build_s"]}
+            for name, row in built.items()}
 
 
 def _run_jobs(args, todo: list[dict], records: dict, report: Report) -> bool:

@@ -132,8 +132,8 @@ def test_a_bare_name_the_image_lacks_falls_back_with_a_warning(tmp_path, caplog)
     with caplog.at_level(logging.WARNING):
         assert state_for_task(_task("libreoffice_calc"), image) is None
     assert "libreoffice_calc" in caplog.text and "init_state" in caplog.text
-    assert state_for_task(_task("chromium"), image) == "chromium"
-    assert state_for_task(_task("base:calc"), image) == "calc"
+    assert state_for_task(_task("chromium"), image).name == "chromium"
+    assert state_for_task(_task("base:calc"), image).name == "calc"
     assert state_for_task(_task("base"), image) is None
 
 
