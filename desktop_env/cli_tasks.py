@@ -25,6 +25,7 @@ def check(path: str | Path, show_warnings: bool = False, as_json: bool = False, 
     """Load every task under ``path``, print what it uses, return the exit status (1 on any load error)."""
     from desktop_env import registry as reg
     from desktop_env.tasks import find_task_files, load_task, task_file_for
+    from desktop_env.tasks.solution import interface_of, solution_items
 
     out = out or sys.stdout
     root = Path(path)
@@ -34,6 +35,7 @@ def check(path: str | Path, show_warnings: bool = False, as_json: bool = False, 
     files = find_task_files(root)
     tasks, errors, warnings = [], [], []
     uses: Counter = Counter()
+    interfaces: Counter = Counter()
     per_app: dict[str, Counter] = defaultdict(Counter)
     tables = {r.kind: r for r in reg.ALL_REGISTRIES}
 
@@ -56,6 +58,13 @@ def check(path: str | Path, show_warnings: bool = False, as_json: bool = False, 
             continue
         tasks.append(task)
         warnings.extend(task.warnings)
+        interfaces[interface_of(task) or "untagged"] += 1
+        if task.solution_kind is not None:
+            try:
+                solution_items(task)  # the rules of gui and cli+gui solutions
+            except TaskConfigError as exc:
+                errors.append(exc)
+                per_app[task.app or app_of(f)]["errors"] += 1
         app = task.app or app_of(f)
         per_app[app]["tasks"] += 1
         per_app[app]["account"] += int(task.needs_account)
@@ -89,11 +98,16 @@ def check(path: str | Path, show_warnings: bool = False, as_json: bool = False, 
             "names": [{"kind": k, "name": n, "uses": c, "status": status(k, n)}
                       for (k, n), c in sorted(uses.items())],
             "apps": {a: dict(c) for a, c in sorted(per_app.items())},
+            "interfaces": dict(sorted(interfaces.items())),
         }, out, indent=1)
         out.write("\n")
         return 1 if errors else 0
 
     print(f"{len(files)} task file(s) under {root}: {len(tasks)} loaded, {len(errors)} error(s)", file=out)
+    if tasks:
+        order = ("gui", "cli+gui", "cli", "untagged")
+        print("interface: " + ", ".join(f"{interfaces[k]} {k}" for k in order if interfaces[k]) +
+              f" ({interfaces['gui'] + interfaces['cli+gui']} of {len(tasks)} need the GUI)", file=out)
     if uses:
         w = max(len(n) for _, n in uses) + 2
         print(f"\n{'KIND':<16} {'NAME':<{w}} {'USES':>5}  STATUS", file=out)

@@ -13,8 +13,13 @@ infeasible ok                     the same, for a task whose right answer is FAI
 oracle fails                      oracle scored below 1.0 (or crashed: no score)
 start state already passes        noop scored above 0.0: the evaluator accepts the
                                   untouched start state
+solved without its GUI steps      a ``cli+gui`` task scored above 0.0 when its solution
+                                  was replayed without the items marked ``essential``
 not scored                        a run did not produce result.txt (see the detail)
 ================================  ==============================================
+
+A ``cli+gui`` task gets a third run, ``oracle_without_essential`` (the solution without its
+essential GUI items); it must score 0.0, or break (a later step cannot run without them).
 
 Both runs resume: run.py skips tasks whose ``result.txt`` is non-empty, so rerunning the
 command completes only what is missing. The exit status is 0 only when every task is
@@ -32,6 +37,7 @@ from pathlib import Path
 
 from desktop_env.errors import TaskConfigError
 from desktop_env.harness.layout import RESULT_FILE, RUNTIME_LOG, STATUS_FILE, model_dir
+from desktop_env.tasks.solution import interface_of
 
 log = logging.getLogger(__name__)
 
@@ -39,10 +45,13 @@ PROVEN = "proven"
 INFEASIBLE_OK = "infeasible ok"
 ORACLE_FAILS = "oracle fails"
 NOOP_PASSES = "start state already passes"
+ESSENTIAL_NOT_NEEDED = "solved without its GUI steps"
 NOT_SCORED = "not scored"
 #: Verdicts that count as proven.
 GOOD_VERDICTS = (PROVEN, INFEASIBLE_OK)
 MODELS = ("oracle", "noop")
+#: The third run, for ``cli+gui`` tasks only: the oracle without the solution's essential GUI items.
+ABLATED = "oracle_without_essential"
 
 
 @dataclass
@@ -103,15 +112,30 @@ class TaskVerdict:
     infeasible: bool
     oracle: RunScore
     noop: RunScore
+    #: the ``oracle_without_essential`` run of a ``cli+gui`` task, None for other tasks
+    ablated: RunScore | None = None
+
+    @property
+    def ablated_score(self) -> float | None:
+        """The ablated run's score; a replay that broke without the essential items counts as 0.0."""
+        run = self.ablated
+        if run is None:
+            return None
+        if run.score is None and run.status == "task_error" and "SolutionStepFailed" in run.detail:
+            return 0.0
+        return run.score
 
     @property
     def verdict(self) -> str:
-        """One of PROVEN, INFEASIBLE_OK, ORACLE_FAILS, NOOP_PASSES, NOT_SCORED."""
+        """One of PROVEN, INFEASIBLE_OK, ORACLE_FAILS, NOOP_PASSES, ESSENTIAL_NOT_NEEDED, NOT_SCORED."""
         if self.oracle.score is not None and self.oracle.score < 1.0:
             return ORACLE_FAILS
         if self.noop.score is not None and self.noop.score > 0.0:
             return NOOP_PASSES
-        if self.oracle.score is None or self.noop.score is None:
+        if self.ablated is not None and (self.ablated_score or 0.0) > 0.0:
+            return ESSENTIAL_NOT_NEEDED
+        if self.oracle.score is None or self.noop.score is None or (
+                self.ablated is not None and self.ablated_score is None):
             return NOT_SCORED
         return INFEASIBLE_OK if self.infeasible else PROVEN
 
@@ -122,7 +146,10 @@ class TaskVerdict:
     @property
     def detail(self) -> str:
         parts = []
-        for name, run in (("oracle", self.oracle), ("noop", self.noop)):
+        runs = [("oracle", self.oracle), ("noop", self.noop)] + ([(ABLATED, self.ablated)] if self.ablated else [])
+        for name, run in runs:
+            if name == ABLATED and self.ablated_score is not None:
+                continue
             if run.score is None:
                 parts.append(f"{name}: {run.detail}")
             elif run.status and run.status not in ("done", "scored", "ok"):
@@ -155,8 +182,9 @@ class VerifyTable:
         """A plain-text table for the terminal."""
         def fmt(s):
             return "-" if s is None else f"{s:.2f}"
-        head = ("DOMAIN", "TASK", "ORACLE", "NOOP", "VERDICT")
-        body = [(r.domain, r.task_id, fmt(r.oracle.score), fmt(r.noop.score), r.verdict) for r in self.rows]
+        head = ("DOMAIN", "TASK", "ORACLE", "NOOP", "W/O ESSENTIAL", "VERDICT")
+        body = [(r.domain, r.task_id, fmt(r.oracle.score), fmt(r.noop.score), fmt(r.ablated_score), r.verdict)
+                for r in self.rows]
         widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(head))]
         lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in [head, *body]]
         for r in self.rows:
@@ -172,17 +200,19 @@ class VerifyTable:
         def fmt(s):
             return "unverified" if s is None else f"{s:.1f}"
         lines = [f"Suite `{self.suite.name}`, image `{self.image or '?'}`, verified {self.date}.", "",
-                 "| domain | task | oracle | noop | verdict | date | image recipe hash |",
-                 "|---|---|---|---|---|---|---|"]
+                 "| domain | task | oracle | noop | without essential steps | verdict | date | image recipe hash |",
+                 "|---|---|---|---|---|---|---|---|"]
         for r in self.rows:
-            lines.append(f"| {r.domain} | `{r.task_id}` | {fmt(r.oracle.score)} | {fmt(r.noop.score)} | "
+            ablated = "-" if r.ablated is None else fmt(r.ablated_score)
+            lines.append(f"| {r.domain} | `{r.task_id}` | {fmt(r.oracle.score)} | {fmt(r.noop.score)} | {ablated} | "
                          f"{r.verdict} | {self.date} | `{self.recipe_hash or '?'}` |")
         return "\n".join(lines) + "\n"
 
     def to_json(self) -> dict:
         return {"suite": str(self.suite), "date": self.date, "image": self.image, "recipe_hash": self.recipe_hash,
                 "tasks": [{"domain": r.domain, "task_id": r.task_id, "infeasible": r.infeasible,
-                           "oracle": r.oracle.score, "noop": r.noop.score, "verdict": r.verdict,
+                           "oracle": r.oracle.score, "noop": r.noop.score,
+                           "without_essential": r.ablated_score, "verdict": r.verdict,
                            "detail": r.detail} for r in self.rows]}
 
 
@@ -198,7 +228,8 @@ def collect(suite: str | os.PathLike, result_dirs: dict[str, Path], examples_dir
 
     Args:
         suite: the index file (``test_*.json``).
-        result_dirs: ``{"oracle": DIR, "noop": DIR}``, each a run.py ``--result_dir``.
+        result_dirs: ``{"oracle": DIR, "noop": DIR, ABLATED: DIR}``, each a run.py ``--result_dir``
+            (the third is read for ``cli+gui`` tasks only).
         examples_dir: the folder holding ``<app>/<uuid>/`` (default: ``examples/`` beside the index).
 
     Raises:
@@ -216,10 +247,29 @@ def collect(suite: str | os.PathLike, result_dirs: dict[str, Path], examples_dir
                 raise TaskConfigError(f"task {task_id!r} is listed but has no file under {examples / domain}",
                                       str(suite), f"{domain}[{i}]")
             task = load_task(path)
+            models = MODELS + ((ABLATED,) if interface_of(task) == "cli+gui" and ABLATED in result_dirs else ())
             runs = {m: RunScore.read(result_folder(result_dirs[m], m, domain, task_id, action_space,
-                                                   observation_type)) for m in MODELS}
-            table.rows.append(TaskVerdict(domain, task_id, task.infeasible, runs["oracle"], runs["noop"]))
+                                                   observation_type)) for m in models}
+            table.rows.append(TaskVerdict(domain, task_id, task.infeasible, runs["oracle"], runs["noop"],
+                                          runs.get(ABLATED)))
     return table
+
+
+def cli_gui_index(suite: Path, out: Path, examples_dir: Path | None = None) -> int:
+    """Write to ``out`` the index of ``suite``'s ``cli+gui`` tasks (what the ablated run replays);
+    returns how many there are."""
+    from desktop_env.tasks import load_index, load_task, task_file_for
+
+    examples = examples_dir or suite.parent / "examples"
+    index: dict[str, list[str]] = {}
+    for domain, ids in load_index(suite).items():
+        for task_id in ids:
+            path = task_file_for(examples, domain, task_id)
+            if path is not None and interface_of(load_task(path)) == "cli+gui":
+                index.setdefault(domain, []).append(task_id)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(index, indent=1) + "\n")
+    return sum(len(v) for v in index.values())
 
 
 def _image_identity(path_to_vm: str | None, cache_dir: str | None) -> tuple[str, str]:
@@ -243,7 +293,8 @@ def default_result_dir(suite: Path, cache_dir: str | None = None, image: str = "
 
 
 def run_model(model: str, suite: Path, result_dir: Path, num_envs: int = 1, path_to_vm: str | None = None,
-              cache_dir: str | None = None, extra_args: list[str] | None = None) -> int:
+              cache_dir: str | None = None, extra_args: list[str] | None = None,
+              examples_base: Path | None = None) -> int:
     """Run ``model`` over ``suite`` into ``result_dir`` with the harness (as ``run.py --model MODEL`` would);
     returns the run's exit status (run.py's).
 
@@ -256,7 +307,8 @@ def run_model(model: str, suite: Path, result_dir: Path, num_envs: int = 1, path
     from desktop_env.harness.options import parse_args
     from desktop_env.harness.suite import run_suite
 
-    argv = ["--model", model, "--test_all_meta_path", str(suite), "--test_config_base_dir", str(suite.parent),
+    argv = ["--model", model, "--test_all_meta_path", str(suite),
+            "--test_config_base_dir", str(examples_base or suite.parent),
             "--result_dir", str(result_dir), "--num_envs", str(num_envs)]
     if path_to_vm:
         argv += ["--path_to_vm", path_to_vm]
@@ -287,12 +339,13 @@ def verify(suite: str | os.PathLike, result_dir: str | os.PathLike | None = None
 
     Args:
         suite: the index file (``evaluation_examples/test_*.json``).
-        result_dir: holds ``oracle/`` and ``noop/`` (run.py result folders); default
-            :func:`default_result_dir`.
+        result_dir: holds ``oracle/``, ``noop/`` and, when the suite has ``cli+gui`` tasks,
+            ``oracle_without_essential/`` (run.py result folders); default :func:`default_result_dir`.
         num_envs: VMs per run.
         path_to_vm: image name, profile or folder (default: newest ``base``).
         extra_args: more run.py flags (e.g. ``["--task_timeout", "900"]``).
-        models: which runs to (re)start; the table always reads both.
+        models: which runs to (re)start (the ablated run follows when any is started and the suite
+            has ``cli+gui`` tasks); the table always reads them all.
 
     Raises:
         TaskConfigError: the suite does not load (checked before any VM starts).
@@ -303,11 +356,16 @@ def verify(suite: str | os.PathLike, result_dir: str | os.PathLike | None = None
                               str(suite))
     image, recipe_hash = _image_identity(path_to_vm, cache_dir)
     base = Path(result_dir).expanduser().resolve() if result_dir else default_result_dir(suite, cache_dir, image)
-    dirs = {m: base / m for m in MODELS}
+    dirs = {m: base / m for m in (*MODELS, ABLATED)}
     collect(suite, dirs)  # fail on a broken suite before booting anything
     crashed = {}
+    ablated_index = base / f"{ABLATED}.index.json"
+    if models and cli_gui_index(suite, ablated_index):
+        models = (*models, ABLATED)
     for model in models:
-        rc = run_model(model, suite, dirs[model], num_envs, path_to_vm, cache_dir, extra_args)
+        index = ablated_index if model == ABLATED else suite
+        rc = run_model(model, index, dirs[model], num_envs, path_to_vm, cache_dir, extra_args,
+                       examples_base=suite.parent)
         if rc != 0:
             log.warning("the %s run exited %d (details in %s)", model, rc, dirs[model] / "run.log")
             lines = (dirs[model] / "run.log").read_text(errors="replace").strip().splitlines()

@@ -325,7 +325,7 @@ def action_struct(action) -> dict:
     """What an action does, as far as can be told: ``{"type", "x", "y", "path", "text", "keys"}``.
 
     ``type`` is a computer_13 name (CLICK, TYPING, DRAG_TO, HOTKEY, ...), WAIT/DONE/FAIL,
-    COMMAND for a guest command, PYAUTOGUI for code doing several things or things
+    COMMAND for a guest command, GUI_STEP for a reference solution's GUI step, PYAUTOGUI for code doing several things or things
     not recognised (then ``path`` lists every point it touches, ``text`` all it types and
     ``keys`` all keys it presses). Unknown fields are None.
     """
@@ -339,6 +339,10 @@ def action_struct(action) -> dict:
         if "command" in action:
             cmd = action["command"]
             out.update(type="COMMAND", text=cmd if isinstance(cmd, str) else " ".join(map(str, cmd)))
+            return out
+        if "gui_step" in action:  # a reference solution's GUI step; what it did is in the step's info
+            step = action["gui_step"] if isinstance(action["gui_step"], dict) else {}
+            out.update(type="GUI_STEP", text=step.get("text"), keys=step.get("keys"))
             return out
         kind = str(action.get("action_type", "")).upper() or None
         out["type"] = kind

@@ -4,7 +4,8 @@ from __future__ import annotations
 import zlib
 
 from desktop_env.agents.base import Agent, TurnInfo, register_agent
-from desktop_env.errors import DesktopEnvError, TaskConfigError
+from desktop_env.errors import DesktopEnvError
+from desktop_env.tasks.solution import solution_actions
 
 
 @register_agent("noop")
@@ -54,18 +55,25 @@ class RandomAgent(Agent):
 class OracleAgent(Agent):
     """Replays the task's reference solution, then DONE.
 
-    The solution is the task JSON's ``solution`` list (items
-    ``{"action_space": "pyautogui"|"computer_13", "action": ...}`` or
-    ``{"command": ..., "shell": true}``), or else ``solution.sh`` beside the task file,
-    run in the guest as user ``user``. Tasks tagged ``gui`` must be solved by GUI actions.
-    A step that fails stops the episode as a broken task (``replays_solution``).
+    The solution is the task JSON's ``solution`` list (agent actions, shell steps and GUI steps that
+    locate their target when replayed; see :mod:`desktop_env.tasks.solution`), or else ``solution.sh``
+    beside the task file, run in the guest as user ``user``. Tasks tagged ``gui`` must be solved by
+    GUI actions. A step that fails stops the episode as a broken task (``replays_solution``).
+
+    Args:
+        without_essential: replay without the items marked ``essential`` (``tasks verify`` checks
+            that this scores 0.0 on ``cli+gui`` tasks).
     """
 
     replays_solution = True
 
+    def __init__(self, action_space: str = "pyautogui", without_essential: bool = False, **options):
+        super().__init__(action_space, **options)
+        self.without_essential = bool(without_essential)
+
     def reset(self, task, env=None) -> None:
         self.last_turn = TurnInfo()
-        self.actions = solution_actions(task, self.action_space)
+        self.actions = solution_actions(task, self.action_space, without_essential=self.without_essential)
         self.done = False
 
     def predict(self, instruction: str, obs: dict) -> tuple[str, list]:
@@ -75,40 +83,11 @@ class OracleAgent(Agent):
         return "replaying the reference solution", list(self.actions) + ["DONE"]
 
 
-def solution_actions(task, action_space: str) -> list:
-    """The reference solution of ``task`` as harness actions.
+@register_agent("oracle_without_essential")
+class OracleWithoutEssentialAgent(OracleAgent):
+    """The oracle, replaying the reference solution without the items marked ``essential``: on a
+    ``cli+gui`` task this must score 0.0 (``tasks verify`` checks it), or the GUI part is not needed."""
 
-    Raises:
-        TaskConfigError: no solution, a malformed item, a command in a ``gui`` task, or an
-            action written for another action space.
-    """
-    where = str(task.path) if task.path else task.id
-    items = task.extra.get("solution")
-    if items is None and task.path is not None and (task.path.parent / "solution.sh").exists():
-        items = [{"command": (task.path.parent / "solution.sh").read_text(), "shell": True}]
-    if not items:
-        raise TaskConfigError("has no reference solution (a `solution` list or a solution.sh beside it)",
-                              where, "solution")
-    if not isinstance(items, list):
-        raise TaskConfigError("must be a list", where, "solution")
-    actions = []
-    for i, item in enumerate(items):
-        field = f"solution[{i}]"
-        if not isinstance(item, dict):
-            raise TaskConfigError("must be an object with `action` or `command`", where, field)
-        if "command" in item:
-            if "gui" in task.tags:
-                raise TaskConfigError("is a command, but the task is tagged `gui`: solve it with GUI actions",
-                                      where, field)
-            actions.append({"command": item["command"], "shell": bool(item.get("shell", False))})
-        elif "action" in item:
-            space = item.get("action_space", "pyautogui")
-            special = isinstance(item["action"], str) and item["action"] in ("WAIT", "DONE", "FAIL")
-            if space != action_space and not special and not (isinstance(item["action"], dict) and
-                                                              item["action"].get("action_type") == "WAIT"):
-                raise TaskConfigError(f"is written for action space {space!r}; run with --action_space {space}",
-                                      where, field)
-            actions.append(item["action"])
-        else:
-            raise TaskConfigError("needs `action` or `command`", where, field)
-    return actions
+    def __init__(self, action_space: str = "pyautogui", **options):
+        options.pop("without_essential", None)
+        super().__init__(action_space, without_essential=True, **options)

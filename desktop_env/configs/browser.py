@@ -84,8 +84,9 @@ def _wait_cdp_in_vm(ctx: SetupContext, port: int, step: str) -> None:
 
 @SETUP_STEPS.register()
 def google_chrome_browser(ctx: SetupContext, debugging_port: int = 1337, listening_port: int = 9222,
-                          urls: list | None = None, full_screen: bool = False) -> None:
-    """Start Chromium in the VM with remote debugging and open ``urls``.
+                          urls: list | None = None, full_screen: bool = True) -> None:
+    """Start Chromium in the VM with remote debugging and open ``urls``, maximized (``full_screen``,
+    default true; false leaves Chromium's own window size, 720x800 on this desktop).
 
     CDP is relayed inside the VM from ``listening_port`` (all interfaces) to ``debugging_port``
     (Chromium's loopback listener); the provider forwards ``listening_port`` to the host as
@@ -120,7 +121,8 @@ def cdp_base_url(ctx: SetupContext, step: str) -> str:
     return f"http://{ctx.vm_host}:{int(ctx.cdp_port_host)}"
 
 
-def _cdp_http(url: str, method: str = "GET", timeout_s: float = 10.0):
+def cdp_http(url: str, method: str = "GET", timeout_s: float = 10.0):
+    """Call Chromium's DevTools HTTP endpoint (``/json/list``, ``/json/new?...``): its JSON reply, or text."""
     req = urllib.request.Request(url, method=method)
     with urllib.request.urlopen(req, timeout=timeout_s) as resp:  # noqa: S310 - local DevTools endpoint
         body = resp.read()
@@ -136,7 +138,7 @@ def chrome_open_tabs(ctx: SetupContext, urls_to_open: list) -> None:
     base = cdp_base_url(ctx, "chrome_open_tabs")
     for url in urls_to_open:
         try:
-            _cdp_http(f"{base}/json/new?{urllib.parse.quote(url, safe=':/')}", method="PUT")
+            cdp_http(f"{base}/json/new?{urllib.parse.quote(url, safe=':/')}", method="PUT")
         except OSError as exc:
             raise SetupError(f"could not open {url} over CDP at {base}: {exc}", step="chrome_open_tabs") from exc
 
@@ -146,10 +148,10 @@ def chrome_close_tabs(ctx: SetupContext, urls_to_close: list) -> None:
     """Close every Chromium tab whose URL starts with one of ``urls_to_close``."""
     base = cdp_base_url(ctx, "chrome_close_tabs")
     try:
-        targets = _cdp_http(f"{base}/json/list")
+        targets = cdp_http(f"{base}/json/list")
         for t in targets:
             if t.get("type") == "page" and any(t.get("url", "").startswith(u) for u in urls_to_close):
-                _cdp_http(f"{base}/json/close/{t['id']}")
+                cdp_http(f"{base}/json/close/{t['id']}")
     except OSError as exc:
         raise SetupError(f"could not close tabs over CDP at {base}: {exc}", step="chrome_close_tabs") from exc
 

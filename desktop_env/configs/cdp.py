@@ -26,7 +26,7 @@ GOTO_ATTEMPTS = 10
 GOTO_RETRY_S = 3.0
 
 
-def _same_host(url: str) -> str:
+def same_host(url: str) -> str:
     """``url`` with ``127.0.0.1`` written as ``localhost``, so both spellings compare equal."""
     return url.replace("://127.0.0.1", "://localhost")
 
@@ -59,10 +59,10 @@ def cdp_browser(ctx: SetupContext, step: str) -> Iterator["Browser"]:
 
 def find_page(browser: "Browser", url_prefix: str) -> "Page | None":
     """The most recently opened tab whose URL starts with ``url_prefix`` (localhost == 127.0.0.1)."""
-    prefix = _same_host(url_prefix).rstrip("/")
+    prefix = same_host(url_prefix).rstrip("/")
     for context in reversed(browser.contexts):
         for page in reversed(context.pages):
-            if _same_host(page.url).startswith(prefix):
+            if same_host(page.url).startswith(prefix):
                 return page
     return None
 

@@ -336,6 +336,19 @@ class DesktopEnv(gym.Env):
             self._raise_if_vm_died(exc)
             raise
 
+    def observe(self) -> dict:
+        """The current observation, as ``reset``/``step`` return it, without acting."""
+        if not self._reset_done:
+            raise DesktopEnvError("observe() called before reset(): call env.reset() first")
+        return self._observe()
+
+    @property
+    def cdp_url(self) -> str | None:
+        """``http://host:port`` of the guest Chromium's DevTools endpoint as the host reaches it, or None
+        when the provider forwards no port to it."""
+        cdp = getattr(self.provider, "cdp", None)
+        return f"http://{cdp.host}:{int(cdp.port)}" if cdp else None
+
     def _observe(self, error: str = "") -> dict:
         png = self.screenshot_png()
         with Image.open(io.BytesIO(png)) as img:

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from desktop_env.errors import DesktopEnvError, SnapshotError
+from desktop_env.envs.settle import SETTLE_PIXELS, changed_pixels, guest_busy, screen_pixels
 from desktop_env.image.states import (StateRecipe, WarmState, commit_state, current_state, parse_snapshot,
                                       partial_dir, recipe_for, state_lock, state_recipes)
 
@@ -158,44 +159,6 @@ def recipe_task(recipe: StateRecipe):
                               path=recipe.path)
 
 
-def _guest_busy(controller, interval_s: float) -> float:
-    """Fraction of the guest's CPU time spent busy over ``interval_s`` (from /proc/stat), 1.0 if unreadable."""
-    probe = f"head -1 /proc/stat; sleep {interval_s:g}; head -1 /proc/stat"
-    try:
-        out = controller.execute(["sh", "-c", probe], shell=False, timeout_s=interval_s + 30).get("output", "")
-        first, second = [list(map(int, line.split()[1:])) for line in out.strip().splitlines()[-2:]]
-    except Exception as exc:  # an answer we cannot read counts as busy
-        log.debug("reading the guest's CPU use failed: %s", exc)
-        return 1.0
-    delta = [b - a for a, b in zip(first, second)]
-    total = sum(delta) or 1
-    idle = delta[3] + (delta[4] if len(delta) > 4 else 0)  # idle + iowait
-    return 1.0 - idle / total
-
-
-#: Pixels that may change between two checks of a settled screen: a ticking clock or an auto-refresh
-#: countdown (Dagster's, 8x10 pixels) never stops; a loading spinner or a page still drawing is larger.
-SETTLE_PIXELS = 400
-
-
-def _pixels(png: bytes | None):
-    if not png:
-        return None
-    import io
-
-    import numpy as np
-    from PIL import Image
-
-    with Image.open(io.BytesIO(png)) as img:
-        return np.asarray(img.convert("RGB"))
-
-
-def _changed_pixels(a, b) -> int:
-    if a.shape != b.shape:
-        return a.shape[0] * a.shape[1]
-    return int((a != b).any(axis=2).sum())
-
-
 def wait_settled(provider, controller, recipe: StateRecipe) -> dict:
     """Wait until the screen stays the same (at most :data:`SETTLE_PIXELS` pixels change) and the
     guest's CPU is mostly idle for ``stable_n`` checks in a row (the recipe's ``settle`` limits). Never a fixed sleep; after ``timeout_s`` it goes on and
@@ -207,9 +170,9 @@ def wait_settled(provider, controller, recipe: StateRecipe) -> dict:
     t0 = time.monotonic()
     previous, stable, busy, changes = None, 0, 1.0, 0
     while time.monotonic() - t0 < timeout_s:
-        busy = _guest_busy(controller, interval_s)
-        shot = _pixels(provider.screenshot())
-        same = previous is not None and shot is not None and _changed_pixels(previous, shot) <= SETTLE_PIXELS
+        busy = guest_busy(controller, interval_s)
+        shot = screen_pixels(provider.screenshot())
+        same = previous is not None and shot is not None and changed_pixels(previous, shot) <= SETTLE_PIXELS
         changes += not same
         stable = stable + 1 if same and busy < busy_below else 0
         previous = shot

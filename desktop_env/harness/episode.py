@@ -2,8 +2,10 @@
 
 Every agent action goes through ``env.step``. An agent that replays the task's reference solution
 (``agent.replays_solution``: the oracle) may also give shell steps (``{"command", "shell"}``); they go
-through :meth:`DesktopEnv.run_solution_command`, the one way to a guest shell, and a failing one stops
-the episode as a broken task. Any other agent's ``{"command": ...}`` is an ordinary, invalid action.
+through :meth:`DesktopEnv.run_solution_command`, the one way to a guest shell, and GUI steps
+(``{"gui_step": ...}``), which :mod:`desktop_env.harness.gui_replay` locates and acts through
+``env.step``; a failing one stops the episode as a broken task. Any other agent's ``{"command": ...}``
+or ``{"gui_step": ...}`` is an ordinary, invalid action.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import logging
 import time
 from pathlib import Path
 
+from desktop_env.harness.gui_replay import run_gui_step
 from desktop_env.harness.layout import RECORDING_FILE, RESULT_FILE, TRAJECTORY_FILE, now_iso
 from desktop_env.harness.status import TaskTimeout
 
@@ -138,6 +141,8 @@ def run_episode(env, agent, task, args, folder: Path, deadline: float) -> dict:
                 if replays_solution and isinstance(action, dict) and "command" in action:
                     info = run_command_step(env, action, deadline)
                     reward, terminated, truncated = 0.0, False, False
+                elif replays_solution and isinstance(action, dict) and "gui_step" in action:
+                    obs, reward, terminated, truncated, info = run_gui_step(env, action, deadline)
                 else:
                     obs, reward, terminated, truncated, info = env.step(action)
                 if args.sleep_after_execution:
@@ -148,8 +153,10 @@ def run_episode(env, agent, task, args, folder: Path, deadline: float) -> dict:
                 record(action, response, turn, i == 0, reward, terminated or truncated, info, shot)
                 failure = step_failure(info) if replays_solution else None
                 if failure:
+                    index = action.get("index", i) if isinstance(action, dict) and "gui_step" in action else i
                     raise SolutionStepFailed(f"the reference solution's step failed: {failure}",
-                                             path=str(task.path) if task.path else task.id, field=f"solution[{i}]")
+                                             path=str(task.path) if task.path else task.id,
+                                             field=f"solution[{index}]")
                 if terminated or truncated:
                     done, score = True, float(reward)
                     break

@@ -12,11 +12,13 @@ folder), and then one of:
 - ``"infeasible": True``: the right answer is to refuse.
 
 Optional keys: ``files`` (file name -> text, written beside the task), ``gen`` (a
-function given the task's folder, writing binary files such as workbooks) and ``snapshot``
-(default ``data``; ``data:superset`` starts the task from that warm state).
+function given the task's folder, writing binary files such as workbooks), ``snapshot``
+(default ``data``; ``data:superset`` starts the task from that warm state, ``base`` or
+``base:chromium`` puts the pair on the base image) and ``smoke`` (the guidance, ``verbose`` or
+``abstract``, whose twin also joins ``test_smoke.json``, which CI runs).
 
 ``write_pairs`` writes each pair as two tasks, a verbose and an abstract twin linked
-through ``counterpart``, and lists them in the index files.
+through ``counterpart``, and lists them in the index files (:func:`index_files`).
 """
 from __future__ import annotations
 
@@ -222,9 +224,20 @@ def write_pair(pair: dict) -> dict[str, str]:
     return ids
 
 
+def index_files(pair: dict) -> tuple[str, ...]:
+    """The index files listing both twins of ``pair``: test_all and test_non_account; test_data for a
+    pair on the data image; test_gui for a ``gui`` or ``cli+gui`` pair of the GUI suite (``gui_suite``)."""
+    out = ("test_all.json", "test_non_account.json")
+    if pair.get("snapshot", "data").split(":")[0] == "data":
+        out += ("test_data.json",)
+    if pair.get("gui_suite"):
+        out += ("test_gui.json",)
+    return out
+
+
 def write_pairs(pairs: list[dict]) -> None:
-    """Write the tasks of ``pairs`` and add them to the index files (test_all, test_non_account,
-    test_data, test_verbose, test_abstract).
+    """Write the tasks of ``pairs`` and add them to the index files (:func:`index_files`, and
+    test_verbose / test_abstract by guidance; test_smoke for a pair's ``smoke`` twin).
 
     The pairs are indexed one ``id_seed`` at a time, in seed order, verbose ids before abstract
     ones within a seed: the order the batch scripts listed them in, so that an index rebuilt
@@ -232,15 +245,24 @@ def write_pairs(pairs: list[dict]) -> None:
     """
     for seed in sorted({p["id_seed"] for p in pairs}):
         by_guidance: dict[str, dict[str, list[str]]] = {g: {} for g in GUIDANCES}
+        both: dict[tuple[str, ...], dict[str, list[str]]] = {}
+        smoke: dict[str, list[str]] = {}
         for pair in (p for p in pairs if p["id_seed"] == seed):
-            for guidance, tid in write_pair(pair).items():
+            ids = write_pair(pair)
+            for guidance, tid in ids.items():
                 by_guidance[guidance].setdefault(pair["app"], []).append(tid)
-        both: dict[str, list[str]] = {}
-        for guidance in GUIDANCES:
-            for app, ids in by_guidance[guidance].items():
-                both.setdefault(app, []).extend(ids)
-        for name in ("test_all.json", "test_non_account.json", "test_data.json"):
-            update_index(name, both)
+            if pair.get("smoke"):
+                smoke.setdefault(pair["app"], []).append(ids[pair["smoke"]])
+        for pair in (p for p in pairs if p["id_seed"] == seed):  # verbose ids before abstract ones, per index
+            entry = both.setdefault(index_files(pair), {}).setdefault(pair["app"], [])
+            entry.append(task_id(pair, "verbose"))
+        for pair in (p for p in pairs if p["id_seed"] == seed):
+            both[index_files(pair)][pair["app"]].append(task_id(pair, "abstract"))
+        for names, entries in both.items():
+            for name in names:
+                update_index(name, entries)
         update_index("test_verbose.json", by_guidance["verbose"])
         update_index("test_abstract.json", by_guidance["abstract"])
+        if smoke:
+            update_index("test_smoke.json", smoke)
     print(f"{2 * len(pairs)} tasks written under {EXAMPLES}")

@@ -65,9 +65,39 @@ def test_all_proven_and_tables(fab):
     text = table.to_text()
     assert "2/2 tasks proven" in text and "infeasible ok" in text and "abc123" in text
     md = table.to_markdown().splitlines()
-    assert md[2].startswith("| domain | task | oracle | noop | verdict | date | image recipe hash |")
-    assert "| os | `a` | 1.0 | 0.0 | proven | 2026-01-02 | `abc123` |" in md
+    assert md[2].startswith("| domain | task | oracle | noop | without essential steps | verdict | date |")
+    assert "| os | `a` | 1.0 | 0.0 | - | proven | 2026-01-02 | `abc123` |" in md
     assert json.loads(json.dumps(table.to_json()))["tasks"][1]["verdict"] == v.INFEASIBLE_OK
+
+
+def test_a_cli_gui_task_must_fail_without_its_essential_steps(tmp_path, suite):
+    """The third run: a cli+gui task solved without its essential GUI steps is not proven; one whose
+    replay scores 0.0 or breaks without them is."""
+    cli_gui = dict(FEASIBLE, tags=["cli+gui"], solution=[
+        {"command": "echo hello > hello.txt", "shell": True},
+        {"gui": "click", "target": {"role": "push-button", "name": "OK"}, "essential": True}])
+    ids = ["needs-gui", "gui-not-needed", "breaks-without", "cli-only"]
+    for tid in ids:
+        suite("os", dict(cli_gui, id=tid) if tid != "cli-only" else task(tid))
+    index = tmp_path / "evaluation_examples" / "test_x.json"
+    index.write_text(json.dumps({"os": ids}))
+    assert v.cli_gui_index(index, tmp_path / "abl.json") == 3
+    assert json.loads((tmp_path / "abl.json").read_text()) == {"os": ids[:3]}
+    dirs = {m: tmp_path / "results" / m for m in (*v.MODELS, v.ABLATED)}
+    for model, scores in (("oracle", [1.0] * 4), ("noop", [0.0] * 4), (v.ABLATED, [0.0, 1.0, None, None])):
+        for tid, score in zip(ids, scores):
+            folder = v.result_folder(dirs[model], model, "os", tid)
+            folder.mkdir(parents=True, exist_ok=True)
+            if score is not None:
+                (folder / "result.txt").write_text(f"{score}\n")
+    broke = v.result_folder(dirs[v.ABLATED], v.ABLATED, "os", "breaks-without")
+    (broke / "status.json").write_text(json.dumps({"status": "task_error", "error": "SolutionStepFailed: file x, "
+                                                   "field solution[1]: the reference solution's step failed"}))
+    got = {r.task_id: r.verdict for r in v.collect(index, dirs).rows}
+    assert got == {"needs-gui": v.PROVEN, "gui-not-needed": v.ESSENTIAL_NOT_NEEDED, "breaks-without": v.PROVEN,
+                   "cli-only": v.PROVEN}
+    rows = v.collect(index, {m: d for m, d in dirs.items() if m != v.ABLATED}).rows
+    assert rows[0].ablated is None  # read only when its folder is given
 
 
 def test_unscored_marked_unverified_with_detail(fab):
@@ -110,7 +140,7 @@ def test_cli_reads_existing_results_and_exit_status(fab, tmp_path):
            "--result_dir", str(tmp_path / "results"), "--markdown", str(tmp_path / "t.md")]
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "1/1 tasks proven" in out.stdout and "| os | `a` | 1.0 | 0.0 | proven |" in (tmp_path / "t.md").read_text()
+    assert "1/1 tasks proven" in out.stdout and "| os | `a` | 1.0 | 0.0 | - | proven |" in (tmp_path / "t.md").read_text()
     (v.result_folder(dirs["noop"], "noop", "os", "a") / "result.txt").write_text("1.0\n")
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 1 and v.NOOP_PASSES in out.stdout
@@ -128,7 +158,7 @@ def test_smoke_suite_shape():
     from desktop_env.tasks import load_tasks_from_index
 
     tasks = load_tasks_from_index(ROOT / "evaluation_examples" / "test_smoke.json")
-    assert 8 <= len(tasks) <= 10
+    assert 8 <= len(tasks) <= 12
     ids = {t.id: t for t in tasks}
     pairs = [t for t in tasks if t.counterpart in ids and ids[t.counterpart].counterpart == t.id]
     assert {g for t in pairs for g in t.tags if g in ("verbose", "abstract")} == {"verbose", "abstract"}

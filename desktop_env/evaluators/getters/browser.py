@@ -5,7 +5,7 @@ import logging
 from typing import Callable
 
 from desktop_env.session import SetupContext, ToolNotInImage
-from desktop_env.configs.browser import _cdp_http, cdp_base_url
+from desktop_env.configs.browser import cdp_http, cdp_base_url
 from desktop_env.configs.cdp import cdp_browser, find_page
 from desktop_env.evaluators.getters.file import get_vm_script_output
 from desktop_env.registry import GETTERS, UNAVAILABLE
@@ -19,7 +19,7 @@ VERDICT_SEPARATOR = "\uff1b"
 def _active_page(ctx: SetupContext, name: str) -> dict | None:
     base = cdp_base_url(ctx, name)
     try:
-        targets = _cdp_http(f"{base}/json/list")
+        targets = cdp_http(f"{base}/json/list")
     except OSError as exc:
         logger.info("%s: DevTools endpoint %s did not answer: %s", name, base, exc)
         return None

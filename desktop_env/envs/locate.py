@@ -1,0 +1,322 @@
+"""Finding what a GUI step acts on, read-only: elements of the accessibility tree (desktop apps),
+elements of a page's DOM over the DevTools protocol (pages in Chromium), windows by title, files,
+open tabs, and whether the desktop is idle. Nothing here changes the guest: acting is ``env.step``'s.
+
+A page element's screen position is its box in the page plus where the page's viewport sits on the
+screen (the window's position and its frame, read from the page's ``window``), at the page zoom of
+1 that this desktop uses.
+"""
+from __future__ import annotations
+
+import difflib
+import logging
+import re
+from dataclasses import dataclass, field
+
+from desktop_env.tasks.solution import Condition, Target
+
+log = logging.getLogger(__name__)
+
+#: Seconds of the CPU-use sample behind each ``idle`` check, and the busy fraction below which the guest is idle.
+IDLE_SAMPLE_S = 2.0
+IDLE_BUSY_BELOW = 0.5
+
+# Finds the target's matches in a page; returns what it saw and, for the chosen match, its box,
+# whether its centre is in the viewport, what covers that point, and the window's geometry.
+_DOM_QUERY = """
+({css, text, index}) => {
+  const norm = s => (s || '').replace(/\\s+/g, ' ').trim().toLowerCase();
+  const own = e => norm(e.innerText || e.value || e.getAttribute('aria-label') || e.getAttribute('title') || '');
+  let els = Array.from(document.querySelectorAll(css || '*'));
+  if (text !== null) {
+    const want = norm(text);
+    els = els.filter(e => own(e).includes(want));
+    if (!css) els = els.filter(e => !els.some(o => o !== e && e.contains(o)));
+  }
+  els = els.filter(e => { const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0; });
+  const win = [window.screenX, window.screenY, window.outerWidth, window.outerHeight,
+               window.innerWidth, window.innerHeight, window.devicePixelRatio];
+  const front = document.visibilityState === 'visible';
+  if (els.length <= index) return {count: els.length, front, win, box: null};
+  const e = els[index];
+  const r = e.getBoundingClientRect();
+  const cx = r.left + r.width / 2, cy = r.top + r.height / 2;
+  const inView = cx >= 0 && cy >= 0 && cx < window.innerWidth && cy < window.innerHeight;
+  let covered = null;
+  if (inView) {
+    const hit = document.elementFromPoint(cx, cy);
+    if (hit && hit !== e && !e.contains(hit) && !hit.contains(e)) {
+      const cls = typeof hit.className === 'string' && hit.className ? '.' + hit.className.trim().split(/\\s+/)[0] : '';
+      covered = hit.tagName.toLowerCase() + cls;
+    }
+  }
+  return {count: els.length, front, win, box: [r.left, r.top, r.width, r.height], inView, covered,
+          below: cy >= window.innerHeight, label: own(e).slice(0, 80)};
+}
+"""
+
+
+@dataclass
+class Box:
+    """A located element: its box in screen pixels and what it is."""
+
+    x: float
+    y: float
+    w: float
+    h: float
+    label: str = ""
+
+    def point(self, at: tuple[float, float] = (0.5, 0.5)) -> tuple[int, int]:
+        """The screen point at fractions ``at`` of the box (default its centre)."""
+        return int(round(self.x + self.w * at[0])), int(round(self.y + self.h * at[1]))
+
+    def to_json(self) -> dict:
+        return {"x": round(self.x), "y": round(self.y), "w": round(self.w), "h": round(self.h), "label": self.label}
+
+
+@dataclass
+class Found:
+    """The outcome of one look for a target.
+
+    Attributes:
+        box: where to act, when the target is there and can be acted on now.
+        exists: the target is there (it may still be out of view or covered).
+        reason: why ``box`` is None (for the error message when the step gives up).
+        scroll: wheel clicks that would bring it into view (negative: down), 0 when none would.
+        scroll_at: the screen point to scroll over (the page's centre).
+    """
+
+    box: Box | None = None
+    exists: bool = False
+    reason: str = ""
+    scroll: int = 0
+    scroll_at: tuple[int, int] | None = None
+
+
+@dataclass
+class Locator:
+    """Read-only queries on a running guest for the GUI steps of reference solutions.
+
+    Args:
+        controller: the guest's :class:`~desktop_env.controllers.python.PythonController`.
+        cdp_url: ``http://host:port`` of the guest Chromium's DevTools endpoint, None when not forwarded.
+        screen: (width, height) of the guest screen.
+
+    Use as a context manager: a DevTools connection opened by a DOM query is closed on exit.
+    """
+
+    controller: object
+    cdp_url: str | None
+    screen: tuple[int, int]
+    _pw: object = field(default=None, repr=False)
+    _browser: object = field(default=None, repr=False)
+    _last_shot: object = field(default=None, repr=False)
+
+    def __enter__(self) -> "Locator":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Drop the DevTools connection (the guest's browser and its tabs stay open)."""
+        for what, closer in (("browser", lambda: self._browser and self._browser.close()),
+                             ("playwright", lambda: self._pw and self._pw.stop())):
+            try:
+                closer()
+            except Exception as exc:  # noqa: BLE001 - closing a dead connection must not hide the result
+                log.debug("closing the DevTools %s: %s", what, exc)
+        self._browser = self._pw = None
+
+    # -- targets -----------------------------------------------------------------------------
+    def find(self, target: Target) -> Found:
+        """Look for ``target`` once (the caller polls until its deadline)."""
+        return self._find_a11y(target) if target.kind == "a11y" else self._find_dom(target)
+
+    def _find_a11y(self, target: Target) -> Found:
+        from desktop_env.agents.a11y import parse_elements
+
+        try:
+            xml = self.controller.accessibility_tree()
+        except Exception as exc:  # noqa: BLE001 - a tree that cannot be read now may be read on the next look
+            return Found(reason=f"the accessibility tree could not be read ({exc})")
+        elements = parse_elements(xml, self.screen)
+        matches = [e for e in elements if _a11y_matches(e, target)]
+        if len(matches) > target.index:
+            e = matches[target.index]
+            return Found(box=Box(e.x, e.y, e.w, e.h, f"{e.tag} {e.name or e.text[:60]!r}"), exists=True)
+        if matches:
+            return Found(exists=False, reason=f"only {len(matches)} showing element(s) matched, #{target.index} asked")
+        same_role = [e for e in elements if target.role is None or e.tag == target.role]
+        names = [e.name for e in same_role if e.name]
+        want = target.name or target.name_contains or target.text_contains or ""
+        close = difflib.get_close_matches(want, names, n=3, cutoff=0.5) if want else names[:3]
+        hint = f"; showing {target.role or 'element'}s with close names: {', '.join(map(repr, close))}" if close else (
+            f"; {len(same_role)} showing {target.role}(s) with other names" if target.role else "")
+        return Found(reason=f"no showing element matched among {len(elements)} in the tree{hint}")
+
+    def _pages(self):
+        if self._browser is None:
+            if not self.cdp_url:
+                raise LookupError("no DevTools port is forwarded to the guest's Chromium (start it with the "
+                                  "google_chrome_browser setup step)")
+            from playwright.sync_api import sync_playwright
+
+            from desktop_env.limits import limit
+
+            self._pw = sync_playwright().start()
+            self._browser = self._pw.chromium.connect_over_cdp(self.cdp_url, timeout=limit("setup.cdp_connect") * 1000)
+        return [page for context in self._browser.contexts for page in context.pages]
+
+    def _find_dom(self, target: Target) -> Found:
+        from desktop_env.configs.cdp import same_host
+
+        try:
+            pages = self._pages()
+        except LookupError as exc:
+            return Found(reason=str(exc))
+        except Exception as exc:  # noqa: BLE001 - Chromium may not answer yet; the next look retries
+            self.close()
+            return Found(reason=f"could not attach to Chromium over DevTools ({exc})")
+        if target.url:
+            prefix = same_host(target.url).rstrip("/")
+            pages = [p for p in pages if same_host(p.url).startswith(prefix)]
+            if not pages:
+                return Found(reason=f"no tab shows {target.url}")
+        reasons = []
+        for page in pages:
+            try:
+                seen = page.evaluate(_DOM_QUERY, {"css": target.css, "text": target.text, "index": target.index})
+            except Exception as exc:  # noqa: BLE001 - a page navigating away, a bad selector
+                reasons.append(f"{page.url}: {str(exc).splitlines()[0][:200]}")
+                continue
+            if not seen["front"]:
+                if seen["box"] is not None:
+                    reasons.append(f"{page.url}: the element is in a tab that is not in front")
+                continue
+            if seen["box"] is None:
+                reasons.append(f"{page.url}: {seen['count']} element(s) matched, #{target.index} asked"
+                               if seen["count"] else f"{page.url}: nothing matched")
+                continue
+            sx, sy, ow, oh, iw, ih, dpr = seen["win"]
+            border = max(0.0, (ow - iw) / 2)
+            left, top = sx + border, sy + max(0.0, oh - ih - border)
+            bx, by, bw, bh = seen["box"]
+            box = Box((left + bx) * dpr, (top + by) * dpr, bw * dpr, bh * dpr, seen.get("label", ""))
+            centre = (int((left + iw / 2) * dpr), int((top + ih / 2) * dpr))
+            if not seen["inView"]:
+                return Found(exists=True, reason="it is outside the visible part of the page",
+                             scroll=-5 if seen["below"] else 5, scroll_at=centre)
+            if seen["covered"]:
+                return Found(exists=True, reason=f"its centre is covered by <{seen['covered']}>")
+            return Found(box=box, exists=True)
+        return Found(reason="; ".join(reasons) or "no tab is open")
+
+    # -- conditions --------------------------------------------------------------------------
+    def holds(self, cond: Condition) -> tuple[bool, str]:
+        """Whether ``cond`` holds now, and what was seen (for the message when a wait gives up)."""
+        if cond.kind in ("appears", "gone"):
+            found = self.find(cond.target)
+            if cond.kind == "appears":
+                return found.exists, found.reason
+            return not found.exists, "it is still there"
+        if cond.kind == "window":
+            titles = self.window_titles()
+            ok = any(re.search(cond.value, t) for t in titles)
+            return ok, f"open windows: {', '.join(map(repr, titles[:8])) or 'none'}"
+        if cond.kind == "file":
+            return self._file_holds(cond.value, cond.contains, cond.lacks)
+        if cond.kind == "url_is":
+            from desktop_env.configs.cdp import same_host
+
+            urls = self.tab_urls()
+            prefix = same_host(cond.value).rstrip("/")
+            return any(same_host(u).startswith(prefix) for u in urls), f"tabs: {', '.join(urls[:8]) or 'none'}"
+        if cond.kind == "idle":
+            return self._idle()
+        raise ValueError(f"unknown condition {cond.kind!r}")  # pragma: no cover - Condition.from_json checks
+
+    def _file_holds(self, path: str, contains: str | None, lacks: str | None) -> tuple[bool, str]:
+        reply = self.controller.execute(["test", "-e", path], timeout_s=30)
+        if reply.get("returncode") != 0:
+            return False, "it does not exist"
+        if contains is None and lacks is None:
+            return True, ""
+        try:
+            data = self.controller.get_file(path)
+        except Exception as exc:  # noqa: BLE001 - being written right now; the next look retries
+            return False, f"it could not be read ({exc})"
+        if contains is not None and not file_contains(data, contains):
+            return False, f"it does not hold {contains!r} yet"
+        if lacks is not None and (file_contains(data, lacks) or not _readable(data)):
+            return False, f"it still holds {lacks!r}"
+        return True, ""
+
+    def window_titles(self) -> list[str]:
+        """Titles of the desktop's open windows (``wmctrl -l``)."""
+        out = self.controller.execute(["wmctrl", "-l"], timeout_s=30).get("output") or ""
+        return [parts[3] if len(parts) > 3 else "" for parts in (line.split(None, 3) for line in out.splitlines())]
+
+    def tab_urls(self) -> list[str]:
+        """URLs of Chromium's open tabs (the DevTools HTTP endpoint), empty when it does not answer."""
+        if not self.cdp_url:
+            return []
+        from desktop_env.configs.browser import cdp_http
+
+        try:
+            return [t.get("url", "") for t in cdp_http(f"{self.cdp_url}/json/list") if t.get("type") == "page"]
+        except Exception as exc:  # noqa: BLE001 - Chromium not up yet
+            log.debug("listing Chromium's tabs: %s", exc)
+            return []
+
+    def _idle(self) -> tuple[bool, str]:
+        from desktop_env.envs.settle import SETTLE_PIXELS, changed_pixels, guest_busy, screen_pixels
+
+        busy = guest_busy(self.controller, IDLE_SAMPLE_S)
+        shot = screen_pixels(self.controller.screenshot())
+        previous, self._last_shot = self._last_shot, shot
+        changed = changed_pixels(previous, shot) if previous is not None and shot is not None else None
+        ok = changed is not None and changed <= SETTLE_PIXELS and busy < IDLE_BUSY_BELOW
+        return ok, f"CPU {busy:.0%} busy, {'?' if changed is None else changed} pixels changed since the last look"
+
+
+def file_contains(data: bytes, text: str) -> bool:
+    """Whether a file's bytes hold ``text`` (UTF-8); for a zip-based document (.xlsx, .ods, .docx ...),
+    whether one of its members does."""
+    import io
+    import zipfile
+
+    needle = text.encode("utf-8")
+    if data[:4] == b"PK\x03\x04":
+        try:
+            with zipfile.ZipFile(io.BytesIO(data)) as z:
+                return any(needle in z.read(name) for name in z.namelist())
+        except (zipfile.BadZipFile, KeyError, OSError):
+            return False  # half written
+    return needle in data
+
+
+def _readable(data: bytes) -> bool:
+    """False for a zip-based document caught half written (its absence of a text proves nothing)."""
+    import io
+    import zipfile
+
+    if data[:4] != b"PK\x03\x04":
+        return True
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            return z.testzip() is None
+    except (zipfile.BadZipFile, OSError):
+        return False
+
+
+def _a11y_matches(element, target: Target) -> bool:
+    if target.role is not None and element.tag != target.role:
+        return False
+    if target.name is not None and element.name != target.name:
+        return False
+    if target.name_contains is not None and target.name_contains.lower() not in element.name.lower():
+        return False
+    if target.text_contains is not None and target.text_contains.lower() not in element.text.lower():
+        return False
+    return True

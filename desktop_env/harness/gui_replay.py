@@ -1,0 +1,158 @@
+"""Replaying the GUI steps of a reference solution: locate the target (polling until the step's
+deadline), then act on it with ordinary input events through ``env.step``; ``wait`` polls its
+condition. Never a fixed sleep.
+
+Each act is issued as computer_13 actions (``CLICK`` at x, y, ``DRAG_TO``, ``TYPING``, ``HOTKEY``,
+``SCROLL``), as pyautogui code when the environment's action space is pyautogui, so the oracle
+replays in either space. A step whose target cannot be found stops with an ``error`` naming the
+step, what it looked for and what it saw; the episode keeps that step's screenshot.
+"""
+from __future__ import annotations
+
+import logging
+import time
+
+from desktop_env.envs.locate import Found, Locator
+from desktop_env.limits import limit
+from desktop_env.tasks.solution import GuiStep, Target, chord_keys
+
+log = logging.getLogger(__name__)
+
+#: Seconds between two looks for a target or a condition.
+POLL_S = 1.0
+#: Wheel scrolls tried to bring a page element into view before giving up on scrolling.
+MAX_SCROLLS = 40
+
+
+def as_action(c13: dict, env):
+    """A computer_13 action dict in the environment's action space (pyautogui code, or the dict)."""
+    if env.action_space_name == "computer_13":
+        return c13
+    from desktop_env.actions import parse_action, typing_code
+
+    parsed = parse_action(c13, "computer_13", env.screen)
+    return typing_code(parsed.text) if parsed.kind == "typing" else parsed.code
+
+
+def run_gui_step(env, action: dict, deadline: float):
+    """Replay one GUI step (``{"gui_step": item, "index": i}`` from :func:`solution_actions`).
+
+    Args:
+        env: the :class:`~desktop_env.envs.desktop_env.DesktopEnv` of the episode.
+        deadline: ``time.monotonic()`` past which the task attempt stops (the step stops before it).
+
+    Returns:
+        ``(obs, reward, terminated, truncated, info)`` like ``env.step``: those of the step's last
+        action, with ``info`` holding ``gui_step`` (the step in words), ``located`` (the box acted on),
+        ``locate_s`` and ``acted`` (the actions issued); on failure ``info["error"]`` says which step
+        gave up on what, and nothing was acted.
+    """
+    index = action.get("index", 0)
+    step = GuiStep.from_json(action["gui_step"], None, f"solution[{index}]")
+    name = "oracle.wait" if step.act == "wait" else "oracle.locate"
+    seconds = limit(name, step.timeout_s)
+    end = min(time.monotonic() + seconds, deadline)
+    label = f"GUI step solution[{index}] ({step.describe()})"
+    info: dict = {"gui_step": step.describe()}
+    t0 = time.monotonic()
+    with Locator(env.controller, env.cdp_url, env.screen) as loc:
+        if step.act == "wait":
+            ok, seen = _poll(lambda: loc.holds(step.until), end)
+            info["locate_s"] = round(time.monotonic() - t0, 1)
+            if not ok:
+                info["error"] = f"{label} gave up after {time.monotonic() - t0:.0f} s (limit {name}): {seen}"
+                log.error("%s", info["error"])
+            return env.observe(), 0.0, False, False, info
+        box = None
+        if step.target is not None:
+            found = _locate(env, loc, step.target, end, info)
+            if found.box is None:
+                info["locate_s"] = round(time.monotonic() - t0, 1)
+                info["error"] = (f"{label} could not locate {step.target.describe()} within "
+                                 f"{time.monotonic() - t0:.0f} s (limit {name}): {found.reason}")
+                log.error("%s", info["error"])
+                return env.observe(), 0.0, False, False, info
+            box = found.box
+            info["located"] = box.to_json()
+        to_box = None
+        if step.to is not None:
+            found = _locate(env, loc, step.to, end, info)
+            if found.box is None:
+                info["error"] = (f"{label} could not locate the drop target {step.to.describe()} within "
+                                 f"{time.monotonic() - t0:.0f} s (limit {name}): {found.reason}")
+                log.error("%s", info["error"])
+                return env.observe(), 0.0, False, False, info
+            to_box = found.box
+        info["locate_s"] = round(time.monotonic() - t0, 1)
+    acts = _acts(step, box, to_box)
+    info["acted"] = acts
+    result = None
+    for c13 in acts:
+        result = env.step(as_action(c13, env))
+        if result[4].get("error") or result[2] or result[3]:
+            break
+    obs, reward, terminated, truncated, step_info = result
+    return obs, reward, terminated, truncated, {**step_info, **info}
+
+
+def _poll(look, end: float):
+    """Call ``look() -> (ok, seen)`` until ok or ``end``; returns the last (ok, seen)."""
+    while True:
+        try:
+            ok, seen = look()
+        except Exception as exc:  # noqa: BLE001 - a query that failed now may answer on the next look
+            ok, seen = False, f"the query failed: {exc}"
+        if ok or time.monotonic() + POLL_S > end:
+            return ok, seen
+        time.sleep(POLL_S)
+
+
+def _locate(env, loc: Locator, target: Target, end: float, info: dict) -> Found:
+    """Poll until ``target`` can be acted on or ``end``; scrolls a page element into view with the wheel."""
+    scrolls = 0
+    while True:
+        try:
+            found = loc.find(target)
+        except Exception as exc:  # noqa: BLE001 - see _poll
+            found = Found(reason=f"the query failed: {exc}")
+        if found.box is not None:
+            return found
+        if found.scroll and found.scroll_at and scrolls < MAX_SCROLLS:
+            scrolls += 1
+            x, y = found.scroll_at
+            env.step(as_action({"action_type": "MOVE_TO", "x": x, "y": y}, env))
+            env.step(as_action({"action_type": "SCROLL", "dy": found.scroll}, env))
+            info["scrolls"] = scrolls
+            continue
+        if time.monotonic() + POLL_S > end:
+            return found
+        time.sleep(POLL_S)
+
+
+def _acts(step: GuiStep, box, to_box) -> list[dict]:
+    """The computer_13 actions of a located step."""
+    out: list[dict] = []
+    x, y = box.point(step.at) if box is not None else (None, None)
+    if step.act in ("click", "double_click", "triple_click", "right_click"):
+        kind = {"click": ("CLICK", {}), "double_click": ("DOUBLE_CLICK", {}), "right_click": ("RIGHT_CLICK", {}),
+                "triple_click": ("CLICK", {"num_clicks": 3})}[step.act]
+        out.append({"action_type": kind[0], "x": x, "y": y, **kind[1]})
+    elif step.act == "move":
+        out.append({"action_type": "MOVE_TO", "x": x, "y": y})
+    elif step.act == "drag":
+        tx, ty = to_box.point()
+        out += [{"action_type": "MOVE_TO", "x": x, "y": y}, {"action_type": "DRAG_TO", "x": tx, "y": ty}]
+    elif step.act == "type":
+        if box is not None:
+            out.append({"action_type": "CLICK", "x": x, "y": y})
+        out.append({"action_type": "TYPING", "text": step.text})
+    elif step.act == "key":
+        for chord in step.keys:
+            keys = chord_keys(chord)
+            out.append({"action_type": "HOTKEY", "keys": keys} if len(keys) > 1 else
+                       {"action_type": "PRESS", "key": keys[0]})
+    elif step.act == "scroll":
+        if box is not None:
+            out.append({"action_type": "MOVE_TO", "x": x, "y": y})
+        out.append({"action_type": "SCROLL", "dy": step.amount})
+    return out

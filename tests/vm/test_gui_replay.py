@@ -1,0 +1,73 @@
+"""GUI steps of reference solutions on a real VM (base image, from the ``chromium`` warm state): a page
+element found through the DOM (scrolled into view first) and through the accessibility tree, clicked
+with ordinary input events; a wait on a window title; a step whose target is absent stops the
+replay naming the step and what it looked for, and the episode keeps its screenshot."""
+import time
+from argparse import Namespace
+
+import pytest
+
+from desktop_env.errors import SolutionStepFailed
+from desktop_env.harness.gui_replay import run_gui_step
+
+pytestmark = pytest.mark.vm
+
+PAGE = "/tmp/gui-replay.html"
+URL = f"file://{PAGE}"
+HTML = ("<!doctype html><title>Before</title><body><p>A long page.</p><div style='height:2400px'></div>"
+        "<button id='go' onclick=\"document.title = 'Clicked ' + (++window.n)\">Press me</button>"
+        "<script>window.n = 0;</script></body>")
+TASK = {"id": "gui-replay-check", "instruction": "Press the button.", "snapshot": "base:chromium",
+        "config": [{"type": "execute", "parameters": {"command": ["python3", "-c",
+                                                                  f"open({PAGE!r}, 'w').write({HTML!r})"]}},
+                   {"type": "chrome_open_tabs", "parameters": {"urls_to_open": [URL]}}],
+        "evaluator": {"func": "infeasible"}, "tags": ["gui"],
+        "solution": [{"gui": "click", "target": {"role": "push-button", "name": "No such button"}, "timeout_s": 5}]}
+
+
+@pytest.fixture(scope="module")
+def env(base_image):
+    from desktop_env.envs.desktop_env import DesktopEnv
+
+    env = DesktopEnv(path_to_vm=base_image.name, require_a11y_tree=False)
+    env.reset(options={"task_config": TASK})
+    yield env
+    env.close()
+
+
+def _step(env, item: dict, index: int = 0):
+    return run_gui_step(env, {"gui_step": item, "index": index}, time.monotonic() + 900)
+
+
+def test_a_page_element_is_found_through_the_dom_scrolled_into_view_and_clicked(env):
+    _, _, _, _, info = _step(env, {"gui": "click", "target": {"css": "#go", "url": URL}})
+    assert "error" not in info, info.get("error")
+    assert info["scrolls"] >= 1, "the button starts below the fold: the wheel brought it into view"
+    assert info["acted"][0]["action_type"] == "CLICK" and info["located"]["w"] > 0
+    _, _, _, _, info = _step(env, {"gui": "wait", "for": {"window": "^Clicked 1"}, "timeout_s": 120})
+    assert "error" not in info, info.get("error")
+
+
+def test_a_page_element_is_found_through_the_accessibility_tree(env):
+    _, _, _, _, info = _step(env, {"gui": "click", "target": {"role": "push-button", "name": "Press me"}})
+    assert "error" not in info, info.get("error")
+    _, _, _, _, info = _step(env, {"gui": "wait", "for": {"window": "^Clicked 2"}, "timeout_s": 120})
+    assert "error" not in info, info.get("error")
+
+
+def test_a_missing_target_stops_the_replay_naming_the_step_and_keeps_the_screenshot(env, tmp_path):
+    from desktop_env.agents.simple import OracleAgent
+    from desktop_env.harness.episode import run_episode
+    from desktop_env.tasks import TaskSpec
+
+    _, _, _, _, info = _step(env, TASK["solution"][0], index=3)
+    assert info["error"].startswith("GUI step solution[3] (click push-button named 'No such button' in the "
+                                    "accessibility tree) could not locate"), info["error"]
+    assert "acted" not in info, "nothing is clicked when the target is not found"
+
+    task = TaskSpec.from_json(TASK)
+    args = Namespace(max_steps=10, record=False, sleep_after_execution=0, task_timeout=900, rag=False)
+    with pytest.raises(SolutionStepFailed, match=r"field solution\[0\].*No such button"):
+        run_episode(env, OracleAgent(), task, args, tmp_path, time.monotonic() + 900)
+    assert sorted(p.name.split("_")[1] for p in tmp_path.glob("step_*.png")) == ["0", "1"], \
+        "the start and the failed step's screenshots are kept"
