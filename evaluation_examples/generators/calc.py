@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from .common import focus_window, write_pairs
+from .common import write_pairs
 from .workbooks import save_gold, save_if_changed
 
 
@@ -35,18 +35,6 @@ def monthly_workbooks(folder: Path) -> None:
 
 
 CALC_TITLE = "monthly_revenue.xlsx"
-
-CALC_SAVED = ("import time, zipfile\n"
-              "def saved():\n"
-              "    try:\n"
-              "        with zipfile.ZipFile('/home/user/reports/monthly_revenue.xlsx') as z:\n"
-              "            return any(b'SUM(' in z.read(n) for n in z.namelist() if n.startswith('xl/worksheets'))\n"
-              "    except (OSError, zipfile.BadZipFile, KeyError):\n"
-              "        return False\n"
-              "for _ in range(80):\n"
-              "    if saved():\n"
-              "        break\n"
-              "    time.sleep(0.5)\n")
 
 CALC_CONFIG = [
     {"type": "execute", "parameters": {"command": "mkdir -p /home/user/reports && rm -f "
@@ -110,15 +98,16 @@ def pairs() -> list[dict]:
                     {"type": "check_cell", "sheet_idx": "RI0", "coordinate": "B14", "props": {"formula": {
                         "method": "re", "ref": r"(?i)^=\s*SUM\(\s*\$?B\$?2\s*:\s*\$?B\$?13\s*\)\s*$"}}}]},
             },
-            "solution": [focus_window(CALC_TITLE),
-                         {"action_space": "pyautogui", "action": (
-                             # A click, not Ctrl+Home and Down x13: under emulation Calc lags seconds behind
-                             # the keys, and navigation keys were once handled after the typed text (Total
-                             # landed in A11 over 2024-10).
-                             "import time\npyautogui.click(79, 483)  # cell A14\ntime.sleep(3)\n"
-                             "pyautogui.write('Total\\t=SUM(B2:B13)\\n', interval=0.05)\n")},
-                         {"action_space": "pyautogui", "action": "pyautogui.hotkey('ctrl', 's')\n" + CALC_SAVED},
-                         {"action_space": "pyautogui", "action": CALC_SAVED}],
+            "solution": [
+                {"gui": "wait", "for": {"window": "monthly_revenue\\.xlsx"}},
+                # The Name Box, not a click on the cell or Ctrl+Home and Down x13: under emulation Calc
+                # lags seconds behind, and navigation keys were once handled after the typed text.
+                {"gui": "triple_click", "target": {"role": "combo-box", "name": "Name Box"}},
+                {"gui": "type", "text": "A14\n"},
+                {"gui": "type", "text": "Total\t=SUM(B2:B13)\n"},
+                {"gui": "key", "keys": "ctrl+s"},
+                {"gui": "wait", "for": {"file": "/home/user/reports/monthly_revenue.xlsx", "contains": "SUM("}},
+            ],
         },
     ]
 

@@ -113,18 +113,6 @@ def cmd(script: str) -> dict:
     return {"command": bash(script), "shell": False}
 
 
-def focus_window(title: str) -> dict:
-    """A pyautogui solution item that raises the window whose title contains ``title`` (retrying)."""
-    return {"action_space": "pyautogui", "action": (
-        "import subprocess, time\n"
-        "for _ in range(90):\n"
-        f"    if '{title}' in subprocess.run(['xdotool', 'getactivewindow', 'getwindowname'], "
-        "capture_output=True, text=True).stdout:\n"
-        "        break\n"
-        f"    subprocess.run(['wmctrl', '-a', '{title}'])\n"
-        "    time.sleep(0.5)\n")}
-
-
 def csv_text(rows: list[list], header: list[str] | None = None) -> str:
     """``rows`` (after ``header``, if any) as CSV text with ``\\n`` line ends."""
     out = io.StringIO()

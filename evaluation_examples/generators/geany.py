@@ -6,7 +6,7 @@ root (see the package docstring).
 """
 from __future__ import annotations
 
-from .common import bash, focus_window, write_pairs
+from .common import bash, write_pairs
 
 LOAD_INI = """; Settings of the nightly load into the shop warehouse.
 [source]
@@ -22,15 +22,6 @@ mode = append
 """
 
 GEANY_TITLE = "load.ini"
-
-
-def saved_check(expr: str) -> str:
-    """pyautogui action code waiting (up to 40 s) until the Python expression ``expr`` holds."""
-    return ("import time\n"
-            "for _ in range(80):\n"
-            f"    if {expr}:\n"
-            "        break\n"
-            "    time.sleep(0.5)\n")
 
 
 def pairs() -> list[dict]:
@@ -83,12 +74,13 @@ got = {s: dict(c[s]) for s in c.sections()}
 print("EVAL_OK" if got == want else f"EVAL_FAIL: sections are {got}")
 PY
 """,
-            "solution": [focus_window(GEANY_TITLE),
-                         {"action_space": "pyautogui", "action": (
-                             "import time\npyautogui.hotkey('ctrl', 'end')\ntime.sleep(1)\n"
-                             "pyautogui.write('batch_size = 500\\n', interval=0.05)\ntime.sleep(1)\n"
-                             "pyautogui.hotkey('ctrl', 's')\n"
-                             + saved_check("'batch_size' in open('/home/user/projects/etl/load.ini').read()"))}],
+            "solution": [
+                {"gui": "wait", "for": {"window": "load\\.ini"}},
+                {"gui": "key", "keys": "ctrl+end"},
+                {"gui": "type", "text": "batch_size = 500\n"},
+                {"gui": "key", "keys": "ctrl+s"},
+                {"gui": "wait", "for": {"file": "/home/user/projects/etl/load.ini", "contains": "batch_size"}},
+            ],
         },
     ]
 
