@@ -21,7 +21,7 @@ OBS = {"screenshot": np.zeros((1080, 1920, 3), np.uint8)}
 
 
 def test_registry_names_and_near_misses():
-    assert builtin_agents() == ["human", "noop", "oracle", "random"]
+    assert builtin_agents() == ["human", "noop", "oracle", "oracle_without_essential", "random"]
     with pytest.raises(DesktopEnvError, match="did you mean 'random'"):
         create_agent("randon")
 
