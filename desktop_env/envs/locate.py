@@ -142,6 +142,11 @@ class Locator:
             return Found(reason=f"the accessibility tree could not be read ({exc})")
         elements = parse_elements(xml, self.screen)
         matches = [e for e in elements if _a11y_matches(e, target)]
+        if target.within is not None:
+            boxes = [c for c in elements if _a11y_matches(c, target.within)]
+            if not boxes:
+                return Found(reason=f"nothing matched the container ({target.within.describe()})")
+            matches = [e for e in matches if any(_inside(e, c) for c in boxes)]
         if len(matches) > target.index:
             e = matches[target.index]
             return Found(box=Box(e.x, e.y, e.w, e.h, f"{e.tag} {e.name or e.text[:60]!r}"), exists=True)
@@ -310,6 +315,11 @@ def _readable(data: bytes) -> bool:
         return False
 
 
+def _inside(element, container) -> bool:
+    return (container.x <= element.x and container.y <= element.y and element.x + element.w <= container.x + container.w
+            and element.y + element.h <= container.y + container.h)
+
+
 def _a11y_matches(element, target: Target) -> bool:
     if target.role is not None and element.tag != target.role:
         return False
@@ -319,4 +329,4 @@ def _a11y_matches(element, target: Target) -> bool:
         return False
     if target.text_contains is not None and target.text_contains.lower() not in element.text.lower():
         return False
-    return True
+    return all(state in element.states for state in target.state)

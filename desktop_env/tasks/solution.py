@@ -47,7 +47,7 @@ _COMMON_KEYS = ("gui", "timeout_s", "essential", "note")
 
 #: Keys of a target: found through the accessibility tree (``role``/``name``/...) or a page's DOM
 #: (``css``/``text``/``url``); ``index`` picks among several matches (document order).
-A11Y_KEYS = ("role", "name", "name_contains", "text_contains")
+A11Y_KEYS = ("role", "name", "name_contains", "text_contains", "state", "within")
 DOM_KEYS = ("css", "text", "url")
 #: Keys of a wait condition besides a target's (the element appears): see :class:`Condition`.
 CONDITION_KEYS = ("gone", "window", "file", "url_is", "idle")
@@ -70,7 +70,8 @@ class Target:
 
     Through the accessibility tree (desktop apps): ``role`` (the tree's tag, e.g. ``push-button``;
     spaces are read as ``-``), ``name`` (exact), ``name_contains`` and ``text_contains``
-    (case-insensitive). Through the DOM of a page in Chromium: ``css`` (a selector; default any
+    (case-insensitive), ``state`` (a state the element has, e.g. ``focused``, ``checked``; or a list)
+    and ``within`` (another a11y target whose box holds the element, e.g. a dialog). Through the DOM of a page in Chromium: ``css`` (a selector; default any
     element), ``text`` (case-insensitive part of its text; with no ``css`` the innermost element
     holding it) and ``url`` (the tab's URL starts with this; default the tab in front). ``index``
     picks the n-th match in document order (default 0).
@@ -81,6 +82,8 @@ class Target:
     name: str | None = None
     name_contains: str | None = None
     text_contains: str | None = None
+    state: tuple[str, ...] = ()
+    within: "Target | None" = None
     css: str | None = None
     text: str | None = None
     url: str | None = None
@@ -109,14 +112,28 @@ class Target:
         if not a11y and not (set(dom) & {"css", "text"}):
             raise _err("names nothing to find: give role/name/name_contains/text_contains, or css/text", where, field_)
         for key in (*a11y, *dom):
+            if key in ("state", "within"):
+                continue
             if not isinstance(data[key], str) or not data[key]:
                 raise _err(f"{key} must be a non-empty string, got {data[key]!r}", where, f"{field_}.{key}")
         index = data.get("index", 0)
         if isinstance(index, bool) or not isinstance(index, int) or index < 0:
             raise _err(f"must be an integer >= 0, got {index!r}", where, f"{field_}.index")
-        values = {k: data[k] for k in (*a11y, *dom)}
+        values = {k: data[k] for k in (*a11y, *dom) if k not in ("state", "within")}
         if "role" in values:
             values["role"] = values["role"].strip().replace(" ", "-")
+        if "state" in data:
+            states = data["state"] if isinstance(data["state"], list) else [data["state"]]
+            if not states or not all(isinstance(x, str) and x for x in states):
+                raise _err(f"must be a state name such as \"focused\" or a list of them, got {data['state']!r}",
+                           where, f"{field_}.state")
+            values["state"] = tuple(x.strip().replace(" ", "_") for x in states)
+        if "within" in data:
+            within = Target.from_json(data["within"], where, f"{field_}.within")
+            if within.kind != "a11y":
+                raise _err("must be an accessibility-tree target (for a page, write a CSS descendant selector)",
+                           where, f"{field_}.within")
+            values["within"] = within
         return cls(kind="a11y" if a11y else "dom", index=index, **values)
 
     def describe(self) -> str:
@@ -129,6 +146,10 @@ class Target:
                 parts.append(f"with {self.name_contains!r} in its name")
             if self.text_contains is not None:
                 parts.append(f"with {self.text_contains!r} in its text")
+            if self.state:
+                parts.append(f"that is {' and '.join(self.state)}")
+            if self.within is not None:
+                parts.append(f"inside the {self.within.describe().removesuffix(' in the accessibility tree')}")
             where = "in the accessibility tree"
         else:
             parts = [f"css {self.css!r}" if self.css else "the innermost element"]

@@ -100,10 +100,10 @@ def pairs() -> list[dict]:
             },
             "solution": [
                 {"gui": "wait", "for": {"window": "monthly_revenue\\.xlsx"}},
-                # The Name Box, not a click on the cell or Ctrl+Home and Down x13: under emulation Calc
-                # lags seconds behind, and navigation keys were once handled after the typed text.
-                {"gui": "triple_click", "target": {"role": "combo-box", "name": "Name Box"}},
-                {"gui": "type", "text": "A14\n"},
+                # Click the cell, then wait until Calc's cursor is there: under emulation Calc lags seconds
+                # behind, and text typed too early once landed in the wrong cell (Total over 2024-10).
+                {"gui": "click", "target": {"role": "table-cell", "name": "A14"}},
+                {"gui": "wait", "for": {"role": "table-cell", "name": "A14", "state": "focused"}},
                 {"gui": "type", "text": "Total\t=SUM(B2:B13)\n"},
                 {"gui": "key", "keys": "ctrl+s"},
                 {"gui": "wait", "for": {"file": "/home/user/reports/monthly_revenue.xlsx", "contains": "SUM("}},

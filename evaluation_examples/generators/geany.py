@@ -76,6 +76,7 @@ PY
 """,
             "solution": [
                 {"gui": "wait", "for": {"window": "load\\.ini"}},
+                {"gui": "click", "target": {"role": "text", "text_contains": "[load]"}, "note": "the editor"},
                 {"gui": "key", "keys": "ctrl+end"},
                 {"gui": "type", "text": "batch_size = 500\n"},
                 {"gui": "key", "keys": "ctrl+s"},

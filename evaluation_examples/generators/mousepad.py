@@ -13,6 +13,7 @@ from .common import write_pairs
 NOTES_PATH = "/home/user/notes/meeting_notes.txt"
 TITLE = "meeting_notes.txt"
 TYPO, FIX = "datbase", "database"
+DIALOG = {"role": "dialog", "name": "Find and Replace"}
 
 _TOPICS = ["the nightly load", "the staging schema", "the sales dashboard", "the customer table",
            "the backup job", "the reporting replica", "the warehouse migration", "the audit log"]
@@ -71,7 +72,7 @@ def pairs() -> list[dict]:
                        "1. In the Mousepad window showing meeting_notes.txt, open the Search menu and choose "
                        "Find and Replace.\n"
                        f"2. Type {TYPO} in the search field and {FIX} in the replace field.\n"
-                       "3. Replace all occurrences in the document, then close the dialog.\n"
+                       "3. Tick \"Replace all in:\" (Document) and click Replace, then close the dialog.\n"
                        "4. Press Ctrl+S to save.",
             "files": {"meeting_notes.txt": meeting_notes(), "meeting_notes_gold.txt": gold_notes()},
             "config": CONFIG,
@@ -84,10 +85,14 @@ def pairs() -> list[dict]:
                 {"gui": "wait", "for": {"window": "meeting_notes\\.txt"}},
                 {"gui": "click", "target": {"role": "menu", "name": "Search"}},
                 {"gui": "click", "target": {"role": "menu-item", "name_contains": "Find and Replace"}},
-                {"gui": "type", "target": {"role": "text", "index": 0}, "text": TYPO, "note": "the search field"},
-                {"gui": "type", "target": {"role": "text", "index": 1}, "text": FIX, "note": "the replace field"},
-                {"gui": "click", "target": {"role": "push-button", "name": "Replace All"}},
-                {"gui": "click", "target": {"role": "push-button", "name": "Close"}},
+                {"gui": "type", "target": {"role": "text", "within": DIALOG, "index": 0}, "text": TYPO,
+                 "note": "the Search for field"},
+                {"gui": "type", "target": {"role": "text", "within": DIALOG, "index": 1}, "text": FIX,
+                 "note": "the Replace with field"},
+                {"gui": "click", "target": {"role": "check-box", "name": "Replace all in:"}},
+                {"gui": "wait", "for": {"role": "check-box", "name": "Replace all in:", "state": "checked"}},
+                {"gui": "click", "target": {"role": "push-button", "name": "Replace", "within": DIALOG}},
+                {"gui": "click", "target": {"role": "push-button", "name": "Close", "within": DIALOG}},
                 {"gui": "key", "keys": "ctrl+s"},
                 {"gui": "wait", "for": {"file": NOTES_PATH, "lacks": TYPO}},
             ],

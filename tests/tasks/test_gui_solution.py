@@ -182,3 +182,11 @@ def test_a11y_targets_match_the_showing_elements_of_the_tree():
     assert [(e.x, e.y) for e in exact] == [(10, 20)]  # the one not showing is left out
     part = [e for e in elements if _a11y_matches(e, Target.from_json({"name_contains": "save"}))]
     assert len(part) == 2
+    focused = Target.from_json({"role": "push-button", "state": "focused"})
+    assert not [e for e in elements if _a11y_matches(e, focused)]
+    inner = Target.from_json({"role": "push-button", "within": {"role": "dialog", "name": "Find and Replace"},
+                              "index": 1, "state": ["showing"]})
+    assert inner.describe() == ("push-button that is showing inside the dialog named 'Find and Replace' "
+                                "(match #1) in the accessibility tree")
+    with pytest.raises(TaskConfigError, match="field target.within: must be an accessibility-tree target"):
+        Target.from_json({"role": "text", "within": {"css": "form"}})
