@@ -102,7 +102,9 @@ class Locator:
         cdp_url: ``http://host:port`` of the guest Chromium's DevTools endpoint, None when not forwarded.
         screen: (width, height) of the guest screen.
 
-    Use as a context manager: a DevTools connection opened by a DOM query is closed on exit.
+    Use as a context manager: a DevTools connection opened by a DOM query is closed on exit. DOM
+    queries run in a thread of their own: Playwright's event loop must not sit on the caller's
+    thread, where the provider's QMP client runs its own (screenshots between two looks).
     """
 
     controller: object
@@ -111,6 +113,7 @@ class Locator:
     _pw: object = field(default=None, repr=False)
     _browser: object = field(default=None, repr=False)
     _last_shot: object = field(default=None, repr=False)
+    _thread: object = field(default=None, repr=False)
 
     def __enter__(self) -> "Locator":
         return self
@@ -120,6 +123,16 @@ class Locator:
 
     def close(self) -> None:
         """Drop the DevTools connection (the guest's browser and its tabs stay open)."""
+        if self._thread is None:
+            return
+        try:
+            self._thread.submit(self._disconnect).result(timeout=60)
+        except Exception as exc:  # noqa: BLE001 - closing a dead connection must not hide the result
+            log.debug("closing the DevTools connection: %s", exc)
+        self._thread.shutdown(wait=False)
+        self._thread = None
+
+    def _disconnect(self) -> None:
         for what, closer in (("browser", lambda: self._browser and self._browser.close()),
                              ("playwright", lambda: self._pw and self._pw.stop())):
             try:
@@ -174,6 +187,13 @@ class Locator:
         return [page for context in self._browser.contexts for page in context.pages]
 
     def _find_dom(self, target: Target) -> Found:
+        if self._thread is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="locate-dom")
+        return self._thread.submit(self._find_dom_here, target).result()
+
+    def _find_dom_here(self, target: Target) -> Found:
         from desktop_env.configs.cdp import same_host
 
         try:
@@ -181,7 +201,7 @@ class Locator:
         except LookupError as exc:
             return Found(reason=str(exc))
         except Exception as exc:  # noqa: BLE001 - Chromium may not answer yet; the next look retries
-            self.close()
+            self._disconnect()
             return Found(reason=f"could not attach to Chromium over DevTools ({exc})")
         if target.url:
             prefix = same_host(target.url).rstrip("/")
