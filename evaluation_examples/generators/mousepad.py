@@ -72,7 +72,7 @@ def pairs() -> list[dict]:
                        "1. In the Mousepad window showing meeting_notes.txt, open the Search menu and choose "
                        "Find and Replace.\n"
                        f"2. Type {TYPO} in the search field and {FIX} in the replace field.\n"
-                       "3. Tick \"Replace all in:\" (Document) and click Replace, then close the dialog.\n"
+                       "3. Tick \"Replace all in:\" (Document) and click Replace All, then close the dialog.\n"
                        "4. Press Ctrl+S to save.",
             "files": {"meeting_notes.txt": meeting_notes(), "meeting_notes_gold.txt": gold_notes()},
             "config": CONFIG,
@@ -90,8 +90,8 @@ def pairs() -> list[dict]:
                 {"gui": "type", "target": {"role": "text", "within": DIALOG, "index": 1}, "text": FIX,
                  "note": "the Replace with field"},
                 {"gui": "click", "target": {"role": "check-box", "name": "Replace all in:"}},
-                {"gui": "wait", "for": {"role": "check-box", "name": "Replace all in:", "state": "checked"}},
-                {"gui": "click", "target": {"role": "push-button", "name": "Replace", "within": DIALOG}},
+                {"gui": "click", "target": {"role": "push-button", "name": "Replace All", "within": DIALOG},
+                 "note": "the Replace button is named Replace All once the box is ticked"},
                 {"gui": "click", "target": {"role": "push-button", "name": "Close", "within": DIALOG}},
                 {"gui": "key", "keys": "ctrl+s"},
                 {"gui": "wait", "for": {"file": NOTES_PATH, "lacks": TYPO}},
