@@ -247,10 +247,14 @@ class PythonController:
         """PNG bytes of the screen, with the mouse cursor."""
         return self._request("GET", "/screenshot").content
 
-    def accessibility_tree(self, max_depth: int | None = None, max_nodes: int | None = None) -> str:
-        """The AT-SPI tree as XML (``max_depth``/``max_nodes`` limit its size)."""
-        query = {k: v for k, v in (("max_depth", max_depth), ("max_nodes", max_nodes)) if v is not None}
-        return self._json("GET", "/accessibility", params=query, read_timeout_s=self._timeout_for(30))["AT"]
+    def accessibility_tree(self, max_depth: int | None = None, max_nodes: int | None = None,
+                           timeout_s: float | None = None) -> str:
+        """The AT-SPI tree as XML (``max_depth``/``max_nodes`` limit its size; ``timeout_s`` is the
+        server's time budget for walking it, default its own 20 s: past it the tree so far is returned)."""
+        query = {k: v for k, v in (("max_depth", max_depth), ("max_nodes", max_nodes), ("timeout_s", timeout_s))
+                 if v is not None}
+        return self._json("GET", "/accessibility", params=query,
+                          read_timeout_s=self._timeout_for(30 + (timeout_s or 0)))["AT"]
 
     def terminal_output(self) -> str | None:
         """Text of the focused terminal, or None when no terminal is open."""

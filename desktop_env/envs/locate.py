@@ -17,6 +17,10 @@ from desktop_env.tasks.solution import Condition, Target
 
 log = logging.getLogger(__name__)
 
+#: The in-VM server's time budget for one walk of the accessibility tree when locating: a spreadsheet's
+#: visible cells are read one by one, and under emulation the server's default (20 s) stops a Calc walk
+#: around row 12.
+A11Y_WALK_S = 120.0
 #: Seconds of the CPU-use sample behind each ``idle`` check, and the busy fraction below which the guest is idle.
 IDLE_SAMPLE_S = 2.0
 IDLE_BUSY_BELOW = 0.5
@@ -150,7 +154,7 @@ class Locator:
         from desktop_env.agents.a11y import parse_elements
 
         try:
-            xml = self.controller.accessibility_tree()
+            xml = self.controller.accessibility_tree(timeout_s=A11Y_WALK_S)
         except Exception as exc:  # noqa: BLE001 - a tree that cannot be read now may be read on the next look
             return Found(reason=f"the accessibility tree could not be read ({exc})")
         elements = parse_elements(xml, self.screen)

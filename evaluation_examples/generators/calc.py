@@ -100,10 +100,14 @@ def pairs() -> list[dict]:
             },
             "solution": [
                 {"gui": "wait", "for": {"window": "monthly_revenue\\.xlsx"}},
-                # Click the cell, then wait until Calc's cursor is there: under emulation Calc lags seconds
-                # behind, and text typed too early once landed in the wrong cell (Total over 2024-10).
-                {"gui": "click", "target": {"role": "table-cell", "name": "A14"}},
-                {"gui": "wait", "for": {"role": "table-cell", "name": "A14", "state": "focused"}},
+                # Click A1, wait until Calc is idle (it has handled the click), then Ctrl+Home, Ctrl+Down (the
+                # last month, A13) and Down. Under emulation Calc once handled a click after the keys sent
+                # behind it, and keys after the text typed behind them (Total landed over 2024-10); typing
+                # now waits until Calc has handled the keys before it. A1, not A14: the server reads a
+                # sheet's cells one by one, and under emulation a walk down to row 14 takes minutes.
+                {"gui": "click", "target": {"role": "table-cell", "name": "A1"}},
+                {"gui": "wait", "for": {"idle": True}},
+                {"gui": "key", "keys": ["ctrl+home", "ctrl+down", "down"]},
                 {"gui": "type", "text": "Total\t=SUM(B2:B13)\n"},
                 {"gui": "key", "keys": "ctrl+s"},
                 {"gui": "wait", "for": {"file": "/home/user/reports/monthly_revenue.xlsx", "contains": "SUM("}},
