@@ -85,16 +85,21 @@ print(reply["result"][0]["data"])
 '''
 
 JUPYTER_WORK = r'''
-import json, os, time, urllib.request
+import http.cookiejar, json, os, time, urllib.request
 from jupyter_client import BlockingKernelClient
 from jupyter_core.paths import jupyter_runtime_dir
-req = urllib.request.Request("http://127.0.0.1:8888/api/kernels", method="POST", data=b"{}", headers={"Content-Type": "application/json"})
-with urllib.request.urlopen(req, timeout=300) as r:
+jar = http.cookiejar.CookieJar()
+opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+opener.open("http://127.0.0.1:8888/lab", timeout=300).read()  # sets the _xsrf cookie a POST must echo
+xsrf = next((c.value for c in jar if c.name == "_xsrf"), "")
+req = urllib.request.Request("http://127.0.0.1:8888/api/kernels", method="POST", data=b"{}",
+                             headers={"Content-Type": "application/json", "X-XSRFToken": xsrf})
+with opener.open(req, timeout=300) as r:
     kid = json.load(r)["id"]
 path = os.path.join(jupyter_runtime_dir(), "kernel-%s.json" % kid)
 client = BlockingKernelClient(connection_file=path)
 client.load_connection_file()
-client.start_channels()
+client.start_channels(hb=False)  # a heartbeat sampled under emulation reads a busy new kernel as dead
 client.wait_for_ready(timeout=600)
 out = []
 client.execute_interactive("print(6*7)", timeout=600, output_hook=lambda m: out.append(m["content"].get("text", "")))
