@@ -298,3 +298,34 @@ def test_a_result_folder_of_another_image_is_refused_not_resumed(tmp_path):
     assert not (folder / "summary.json").exists()
     same = run("/images/old.qcow2")
     assert same.returncode == 0 and "1 tasks: 1 already done, 0 to run" in same.stdout, same.stdout + same.stderr
+
+
+class _FailingStepEnv(_RecordingEnv):
+    """Takes two actions, then fails the third the way a reference solution's broken step does."""
+
+    def step(self, action):
+        from desktop_env.errors import SolutionStepFailed
+
+        if len(self.steps) == 2:
+            raise SolutionStepFailed("solution[2] gave up")
+        return super().step(action)
+
+
+def test_a_task_error_mid_episode_records_the_steps_taken(tmp_path):
+    """status.json counts the steps the trajectory holds, so a report agrees with the folder."""
+    task_dir = tmp_path / "suite/evaluation_examples/examples/os" / OS_TASK
+    task_dir.mkdir(parents=True)
+    (task_dir / f"{OS_TASK}.json").write_text(json.dumps({
+        "id": OS_TASK, "instruction": "x", "config": [],
+        "evaluator": {"func": "exact_match", "result": {"type": "rule", "rules": "b"},
+                      "expected": {"type": "rule", "rules": "b"}}}))
+    args = args_for(tmp_path, {"os": [OS_TASK]}, "--model", "noop")
+    folder = tmp_path / "results/os" / OS_TASK
+    job = {"task_id": OS_TASK, "domain": "os", "trial": 1, "folder": str(folder),
+           "path": str(task_dir / f"{OS_TASK}.json")}
+    agent = _ScriptedAgent([{"action_type": "WAIT"}, {"action_type": "WAIT"}, {"action_type": "WAIT"}])
+    status = run_job(job, args, agent, [_FailingStepEnv(tmp_path / "cache")], None)
+    assert status["status"] == "task_error" and "solution[2] gave up" in status["error"]
+    lines = [ln for ln in (folder / "traj.jsonl").read_text().splitlines() if ln.strip()]
+    assert status["steps"] == len(lines) == 2
+    assert json.loads((folder / "status.json").read_text())["steps"] == 2

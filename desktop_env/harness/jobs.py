@@ -177,7 +177,8 @@ def run_job(job: dict, args, agent, env_box: list, new_env) -> dict:
                 break
             except TaskConfigError as exc:
                 stop_alarm()
-                status.update(status="task_error", final=True, error=f"{type(exc).__name__}: {exc}")
+                status.update(status="task_error", final=True, error=f"{type(exc).__name__}: {exc}",
+                              steps=count_steps(folder))
                 log.error("task %s is broken: %s", job["task_id"], exc)
                 break
             except EvaluatorError as exc:

@@ -73,7 +73,7 @@ def pairs() -> list[dict]:
                        "Find and Replace.\n"
                        f"2. Type {TYPO} in the search field and {FIX} in the replace field.\n"
                        "3. Tick \"Replace all in:\" (Document) and click Replace All, then close the dialog.\n"
-                       "4. Press Ctrl+S to save.",
+                       "4. Save the file (File > Save, or Ctrl+S).",
             "files": {"meeting_notes.txt": meeting_notes(), "meeting_notes_gold.txt": gold_notes()},
             "config": CONFIG,
             "evaluator": {
@@ -92,8 +92,14 @@ def pairs() -> list[dict]:
                 {"gui": "click", "target": {"role": "check-box", "name": "Replace all in:"}},
                 {"gui": "click", "target": {"role": "push-button", "name": "Replace All", "within": DIALOG},
                  "note": "the Replace button is named Replace All once the box is ticked"},
+                {"gui": "wait", "for": {"window": r"^\*meeting_notes\.txt"},
+                 "note": "Mousepad marks the title with * once the text has changed"},
                 {"gui": "click", "target": {"role": "push-button", "name": "Close", "within": DIALOG}},
-                {"gui": "key", "keys": "ctrl+s"},
+                {"gui": "wait", "for": {"gone": DIALOG}},
+                {"gui": "click", "target": {"role": "menu", "name": "File"},
+                 "note": "the menu rather than Ctrl+S: a key sent while the closing dialog still holds the focus "
+                         "is lost"},
+                {"gui": "click", "target": {"role": "menu-item", "name": "Save"}},
                 {"gui": "wait", "for": {"file": NOTES_PATH, "lacks": TYPO}},
             ],
         },
