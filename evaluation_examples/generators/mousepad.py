@@ -92,7 +92,7 @@ def pairs() -> list[dict]:
                 {"gui": "click", "target": {"role": "check-box", "name": "Replace all in:"}},
                 {"gui": "click", "target": {"role": "push-button", "name": "Replace All", "within": DIALOG},
                  "note": "the Replace button is named Replace All once the box is ticked"},
-                {"gui": "wait", "for": {"window": r"^\*meeting_notes\.txt"},
+                {"gui": "wait", "for": {"window": r"^\*.*meeting_notes\.txt"},
                  "note": "Mousepad marks the title with * once the text has changed"},
                 {"gui": "click", "target": {"role": "push-button", "name": "Close", "within": DIALOG}},
                 {"gui": "wait", "for": {"gone": DIALOG}},
