@@ -18,7 +18,7 @@ Generator modules, named by what they write (``GENERATORS``; each has a ``main()
 - ``accounts``: the BigQuery and Snowflake tasks (``test_account.json``);
 - ``mousepad``, ``downloads``: base-image GUI task pairs (``test_gui.json``), solved with GUI
   steps that find their targets in the accessibility tree (Mousepad) or a page's DOM (a
-  Chromium download); one twin of each is in ``test_smoke.json``.
+  Chromium download); the download's twin is in ``test_smoke.json``.
 
 Shared helpers: ``common`` (guest commands, the ``eval.sh`` head, writing pairs of tasks and
 updating indexes; it describes a pair's keys), ``datasets`` (synthetic data drawn from fixed

@@ -59,7 +59,6 @@ def pairs() -> list[dict]:
             "app": "mousepad",
             "snapshot": "base",
             "gui_suite": True,
-            "smoke": "verbose",
             "category": "traditional_data_processing",
             "interface": "gui",
             "action_number": 6,
