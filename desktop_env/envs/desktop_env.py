@@ -208,11 +208,18 @@ class DesktopEnv(gym.Env):
         run_config(self._context())
 
     # -- acting ---------------------------------------------------------------------
-    def step(self, action):
-        """Run one action; see the class docstring for the return values."""
+    def step(self, action, *, counts_as_step: bool = True):
+        """Run one action; see the class docstring for the return values.
+
+        Args:
+            action: the action, in the env's action space.
+            counts_as_step: False for an input event that is part of a larger step (a GUI step of a
+                reference solution is a scroll, a click and typing): it does not use up ``max_steps``.
+        """
         if not self._reset_done:
             raise DesktopEnvError("step() called before reset(): call env.reset() first")
-        self._steps += 1
+        if counts_as_step:
+            self._steps += 1
         info: dict[str, Any] = {"step": self._steps}
         error = ""
         terminated = False
@@ -341,6 +348,11 @@ class DesktopEnv(gym.Env):
         if not self._reset_done:
             raise DesktopEnvError("observe() called before reset(): call env.reset() first")
         return self._observe()
+
+    @property
+    def step_count(self) -> int:
+        """Steps taken since the last reset (what ``max_steps`` limits)."""
+        return self._steps
 
     @property
     def cdp_url(self) -> str | None:

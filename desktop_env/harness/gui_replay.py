@@ -87,8 +87,8 @@ def run_gui_step(env, action: dict, deadline: float):
     acts = _acts(step, box, to_box)
     info["acted"] = acts
     result = None
-    for c13 in acts:
-        result = env.step(as_action(c13, env))
+    for n, c13 in enumerate(acts, 1):  # the GUI step is one step of the episode: its last event counts
+        result = env.step(as_action(c13, env), counts_as_step=n == len(acts))
         if result[4].get("error") or result[2] or result[3]:
             break
     obs, reward, terminated, truncated, step_info = result
@@ -120,8 +120,8 @@ def _locate(env, loc: Locator, target: Target, end: float, info: dict) -> Found:
         if found.scroll and found.scroll_at and scrolls < MAX_SCROLLS:
             scrolls += 1
             x, y = found.scroll_at
-            env.step(as_action({"action_type": "MOVE_TO", "x": x, "y": y}, env))
-            env.step(as_action({"action_type": "SCROLL", "dy": found.scroll}, env))
+            env.step(as_action({"action_type": "MOVE_TO", "x": x, "y": y}, env), counts_as_step=False)
+            env.step(as_action({"action_type": "SCROLL", "dy": found.scroll}, env), counts_as_step=False)
             info["scrolls"] = scrolls
             continue
         if time.monotonic() + POLL_S > end:

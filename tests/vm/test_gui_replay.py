@@ -40,9 +40,11 @@ def _step(env, item: dict, index: int = 0):
 
 
 def test_a_page_element_is_found_through_the_dom_scrolled_into_view_and_clicked(env):
+    before = env.step_count
     _, _, _, _, info = _step(env, {"gui": "click", "target": {"css": "#go", "url": URL}})
     assert "error" not in info, info.get("error")
     assert info["scrolls"] >= 1, "the button starts below the fold: the wheel brought it into view"
+    assert env.step_count == before + 1, "the scrolls and the click are one step of the episode (max_steps)"
     assert info["acted"][0]["action_type"] == "CLICK" and info["located"]["w"] > 0
     _, _, _, _, info = _step(env, {"gui": "wait", "for": {"window": "^Clicked 1"}, "timeout_s": 120})
     assert "error" not in info, info.get("error")
