@@ -77,8 +77,170 @@ echo "$out" | grep -E "EVAL_(OK|FAIL)" | tail -n 1 | grep . || fail "could not l
 """
 
 
+AIRFLOW = "http://localhost:8080"
+
+
+def ui(css: str, text: str | None = None, url: str = AIRFLOW) -> dict:
+    """A GUI-step target in Airflow's web UI (the page's DOM; ``text`` narrows by visible text)."""
+    return {"css": css, "url": url, **({"text": text} if text else {})}
+
+
+#: Setup of the GUI tasks: from the ``airflow`` warm state Airflow is running and its home page is
+#: open in Chromium; ``start-airflow`` returns at once then (and starts it on an image without the state).
+GUI_CONFIG = [{"type": "execute", "parameters": {"command": ["start-airflow"], "until": {"returncode": 0},
+                                                 "timeout_s": 1200}}]
+
+
+def airflow_db(sql: str, check: str) -> str:
+    """eval.sh lines: run ``sql`` on Airflow's metadata database (read-only) into ``rows`` and fail with
+    the printed reason unless the Python expression ``check`` holds on them."""
+    return f"""why=$(python3 - <<'PY' 2>&1
+import json, sqlite3
+con = sqlite3.connect("file:/home/user/airflow/airflow.db?mode=ro", uri=True)
+rows = con.execute({sql!r}).fetchall()
+if not ({check}):
+    print(f"found {{rows}}")
+PY
+)
+[ -z "$why" ] || fail "{sql}: $why"
+"""
+
+
+#: The run configuration the trigger pair asks for.
+TRIGGER_CONF = '{"region": "emea", "full_refresh": true}'
+TRIGGER_RUN_ID = "emea_full_refresh"
+VARIABLE = ("report_recipients", "data-team@example.com", "Who gets the daily order report")
+
+
+def gui_pairs() -> list[dict]:
+    """GUI pairs: the same work through Airflow's own web UI in Chromium (the GUI suite)."""
+    key, value, description = VARIABLE
+    common = {"id_seed": "gui_suite", "app": "airflow", "snapshot": "data:airflow", "gui_suite": True,
+              "related_apps": ["airflow", "chromium"]}
+    return [
+        {
+            **common,
+            "name": "airflow_gui_unpause",
+            "category": "data_orchestration",
+            "interface": "gui",
+            "action_number": 2,
+            "source": ["https://airflow.apache.org/docs/apache-airflow/stable/ui.html#dags-view"],
+            "abstract": "In Airflow's web UI (open in Chromium), unpause the DAG shop_etl so that the scheduler "
+                        "may run it.",
+            "verbose": "Unpause a DAG in Airflow's web UI:\n"
+                       "1. In the Airflow tab in Chromium, click Dags in the left-hand navigation bar.\n"
+                       "2. In the shop_etl card, click the pause switch (left of the play button) so that it "
+                       "turns on.\n"
+                       "3. The DAG is active now; nothing else is needed.",
+            "config": GUI_CONFIG,
+            "eval": airflow_db("SELECT is_paused FROM dag WHERE dag_id = 'shop_etl'", "rows == [(0,)]")
+                    + "echo EVAL_OK\n",
+            "solution": [
+                {"gui": "click", "target": ui('a[href="/dags"]'), "note": "the navigation bar's Dags link"},
+                {"gui": "click", "target": ui("[data-testid=toggle-pause]", url=AIRFLOW + "/dags")},
+                {"gui": "wait", "for": ui("[data-testid=toggle-pause][data-state=checked]", url=AIRFLOW + "/dags")},
+            ],
+        },
+        {
+            **common,
+            "name": "airflow_gui_variable",
+            "category": "data_orchestration",
+            "interface": "gui",
+            "action_number": 6,
+            "source": ["https://airflow.apache.org/docs/apache-airflow/stable/howto/variable.html"],
+            "abstract": f"Using Airflow's web UI in Chromium (not the command line), create the Airflow Variable "
+                        f"{key} with the value {value} and the description \"{description}\".",
+            "verbose": "Create an Airflow Variable through the web UI:\n"
+                       "1. In the Airflow tab in Chromium, open Admin in the left-hand bar and choose Variables.\n"
+                       "2. Click Add Variable.\n"
+                       f"3. Key: {key}; Value: {value}; Description: {description}.\n"
+                       "4. Click Save.",
+            "config": GUI_CONFIG,
+            "eval": f"""got=$(airflow variables get {key} 2>/dev/null | tail -n 1)
+[ "$got" = {value} ] || fail "Variable {key} is '$got'"
+""" + airflow_db(f"SELECT description FROM variable WHERE key = '{key}'", f"rows == [({description!r},)]")
+                    + "echo EVAL_OK\n",
+            "solution": [
+                {"gui": "click", "target": ui('button[aria-label="Admin"]')},
+                {"gui": "click", "target": ui("[role=menuitem]", "Variables")},
+                {"gui": "click", "target": ui("button", "Add Variable", url=AIRFLOW + "/variables")},
+                {"gui": "type", "target": ui("[role=dialog] input[name=key]"), "text": key},
+                {"gui": "type", "target": ui("[role=dialog] textarea[name=value]"), "text": value},
+                {"gui": "type", "target": ui("[role=dialog] textarea[name=description]"), "text": description},
+                {"gui": "click", "target": ui("[role=dialog] footer button", "Save")},
+                {"gui": "wait", "for": {"gone": ui("[role=dialog]")}},
+            ],
+        },
+        {
+            **common,
+            "name": "airflow_gui_trigger_with_config",
+            "category": "data_orchestration",
+            "interface": "gui",
+            "action_number": 7,
+            "source": ["https://airflow.apache.org/docs/apache-airflow/stable/core-concepts/params.html",
+                       "https://airflow.apache.org/docs/apache-airflow/stable/ui.html"],
+            "abstract": f"From Airflow's web UI in Chromium, trigger one run of the DAG shop_etl with the run ID "
+                        f"{TRIGGER_RUN_ID} and the run configuration {TRIGGER_CONF}.",
+            "verbose": "Trigger a DAG run with a configuration in Airflow's web UI:\n"
+                       "1. In the Airflow tab in Chromium, click Dags in the left-hand bar.\n"
+                       "2. In the shop_etl card, click the Trigger Dag (play) button.\n"
+                       f"3. Open Advanced Options; type {TRIGGER_RUN_ID} as the Run ID.\n"
+                       f"4. Replace the Configuration JSON with {TRIGGER_CONF}.\n"
+                       "5. Click Trigger.",
+            "config": GUI_CONFIG,
+            "eval": airflow_db("SELECT run_id, run_type, conf FROM dag_run WHERE dag_id = 'shop_etl'",
+                               f"[(r[0], r[1], json.loads(r[2] or 'null')) for r in rows] == "
+                               f"[({TRIGGER_RUN_ID!r}, 'manual', {TRIGGER_CONF.replace('true', 'True')})]")
+                    + "echo EVAL_OK\n",
+            "solution": [
+                {"gui": "click", "target": ui('a[href="/dags"]')},
+                {"gui": "click", "target": ui("[data-testid=trigger-dag-button]", url=AIRFLOW + "/dags")},
+                {"gui": "click", "target": ui("[role=dialog] button", "Advanced Options")},
+                {"gui": "type", "target": ui("[role=dialog] input[name=dagRunId]"), "text": TRIGGER_RUN_ID},
+                {"gui": "click", "target": ui("[role=dialog] .monaco-editor .view-lines"),
+                 "note": "the Configuration JSON editor"},
+                {"gui": "key", "keys": "ctrl+a"},
+                {"gui": "type", "text": TRIGGER_CONF},
+                {"gui": "key", "keys": "shift+ctrl+end", "note": "the editor closes brackets and quotes as they "
+                                                                 "are typed: drop what it added after the cursor"},
+                {"gui": "key", "keys": "delete"},
+                {"gui": "click", "target": ui("[role=dialog] input[name=dagRunId]"),
+                 "note": "leaving the editor reformats the JSON over four lines and the dialog grows"},
+                {"gui": "wait", "for": {**ui("[role=dialog] .monaco-editor .view-line"), "index": 3},
+                 "note": "a click while the dialog still grew was lost: wait for the fourth line of the JSON"},
+                {"gui": "click", "target": ui("[data-testid=trigger-dag-submit]")},
+                {"gui": "wait", "for": {"gone": ui("[role=dialog]")}},
+            ],
+        },
+        {
+            **common,
+            "name": "airflow_gui_slack_infeasible",
+            "category": "data_orchestration",
+            "interface": "gui",
+            "action_number": 5,
+            "infeasible": True,
+            "source": ["https://airflow.apache.org/docs/apache-airflow-providers-slack/stable/connections/slack.html"],
+            "abstract": "In Airflow's web UI, add a Slack connection named slack_alerts for the team's Slack "
+                        "workspace (connection type Slack API) and send a test message to #data-alerts from the "
+                        "connection form's Test button. If this cannot be done here, say so.",
+            "verbose": "Connect Airflow to Slack through the web UI:\n"
+                       "1. Open Admin > Connections and click Add Connection.\n"
+                       "2. Connection ID slack_alerts, Connection Type Slack API, and the workspace's bot token.\n"
+                       "3. Click Test, and check that the message reached #data-alerts.\n"
+                       "If the Slack connection type, the token or network access to Slack is missing, do not "
+                       "fake the result: report that the task cannot be done.",
+            "config": GUI_CONFIG,
+        },
+    ]
+
+
 def pairs() -> list[dict]:
     """The task pairs of this module (``common`` describes their keys)."""
+    return cli_pairs() + gui_pairs()
+
+
+def cli_pairs() -> list[dict]:
+    """The command-line pairs (data batches 1-5)."""
     return [
         {
             "name": "airflow_run_shop_etl",
