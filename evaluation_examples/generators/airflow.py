@@ -116,13 +116,11 @@ def gui_pairs() -> list[dict]:
     """GUI pairs: the same work through Airflow's own web UI in Chromium (the GUI suite)."""
     key, value, description = VARIABLE
     common = {"id_seed": "gui_suite", "app": "airflow", "snapshot": "data:airflow", "gui_suite": True,
-              "related_apps": ["airflow", "chromium"]}
+              "related_apps": ["airflow", "chromium"], "category": "data_orchestration", "interface": "gui"}
     return [
         {
             **common,
             "name": "airflow_gui_unpause",
-            "category": "data_orchestration",
-            "interface": "gui",
             "action_number": 2,
             "source": ["https://airflow.apache.org/docs/apache-airflow/stable/ui.html#dags-view"],
             "abstract": "In Airflow's web UI (open in Chromium), unpause the DAG shop_etl so that the scheduler "
@@ -144,8 +142,6 @@ def gui_pairs() -> list[dict]:
         {
             **common,
             "name": "airflow_gui_variable",
-            "category": "data_orchestration",
-            "interface": "gui",
             "action_number": 6,
             "source": ["https://airflow.apache.org/docs/apache-airflow/stable/howto/variable.html"],
             "abstract": f"Using Airflow's web UI in Chromium (not the command line), create the Airflow Variable "
@@ -174,8 +170,6 @@ def gui_pairs() -> list[dict]:
         {
             **common,
             "name": "airflow_gui_trigger_with_config",
-            "category": "data_orchestration",
-            "interface": "gui",
             "action_number": 7,
             "source": ["https://airflow.apache.org/docs/apache-airflow/stable/core-concepts/params.html",
                        "https://airflow.apache.org/docs/apache-airflow/stable/ui.html"],
@@ -215,8 +209,6 @@ def gui_pairs() -> list[dict]:
         {
             **common,
             "name": "airflow_gui_slack_infeasible",
-            "category": "data_orchestration",
-            "interface": "gui",
             "action_number": 5,
             "infeasible": True,
             "source": ["https://airflow.apache.org/docs/apache-airflow-providers-slack/stable/connections/slack.html"],
