@@ -63,26 +63,21 @@ def run_gui_step(env, action: dict, deadline: float):
                 info["error"] = f"{label} gave up after {time.monotonic() - t0:.0f} s (limit {name}): {seen}"
                 log.error("%s", info["error"])
             return env.observe(), 0.0, False, False, info
-        box = None
-        if step.target is not None:
-            found = _locate(env, loc, step.target, end, info)
+        boxes = {}
+        for role, target in (("", step.target), ("the drop target ", step.to)):
+            if target is None:
+                continue
+            found = _locate(env, loc, target, end, info)
             if found.box is None:
                 info["locate_s"] = round(time.monotonic() - t0, 1)
-                info["error"] = (f"{label} could not locate {step.target.describe()} within "
+                info["error"] = (f"{label} could not locate {role}{target.describe()} within "
                                  f"{time.monotonic() - t0:.0f} s (limit {name}): {found.reason}")
                 log.error("%s", info["error"])
                 return env.observe(), 0.0, False, False, info
-            box = found.box
+            boxes[role] = found.box
+        box, to_box = boxes.get(""), boxes.get("the drop target ")
+        if box is not None:
             info["located"] = box.to_json()
-        to_box = None
-        if step.to is not None:
-            found = _locate(env, loc, step.to, end, info)
-            if found.box is None:
-                info["error"] = (f"{label} could not locate the drop target {step.to.describe()} within "
-                                 f"{time.monotonic() - t0:.0f} s (limit {name}): {found.reason}")
-                log.error("%s", info["error"])
-                return env.observe(), 0.0, False, False, info
-            to_box = found.box
         info["locate_s"] = round(time.monotonic() - t0, 1)
     acts = _acts(step, box, to_box)
     info["acted"] = acts
