@@ -373,8 +373,8 @@ def verify(suite: str | os.PathLike, result_dir: str | os.PathLike | None = None
     table = collect(suite, dirs)
     for row in table.rows:  # a run.py that died before the task: say why instead of "not run"
         for model, why in crashed.items():
-            run = getattr(row, model)
-            if run.score is None and run.detail == "not run":
+            run = row.ablated if model == ABLATED else getattr(row, model)
+            if run is not None and run.score is None and run.detail == "not run":
                 run.detail = why
     table.date = datetime.date.today().isoformat()
     table.image, table.recipe_hash = image, recipe_hash

@@ -16,9 +16,9 @@ Generator modules, named by what they write (``GENERATORS``; each has a ``main()
   ``jupyter``, ``sqlite`` (the ``sqlite3`` app), ``terminal``, ``calc``, ``chromium``,
   ``superset``: the data-image task pairs of each app (``test_data.json``);
 - ``accounts``: the BigQuery and Snowflake tasks (``test_account.json``);
-- ``mousepad``, ``downloads``: base-image GUI task pairs (``test_gui.json``), solved with GUI
-  steps that find their targets in the accessibility tree (Mousepad) or a page's DOM (a
-  Chromium download); the download's twin is in ``test_smoke.json``.
+- ``mousepad``, ``downloads``, ``file_manager``: base-image GUI task pairs (``test_gui.json``),
+  solved with GUI steps that find their targets in the accessibility tree (Mousepad, Thunar)
+  or a page's DOM (a Chromium download); the download's twin is in ``test_smoke.json``.
 
 Shared helpers: ``common`` (guest commands, the ``eval.sh`` head, writing pairs of tasks and
 updating indexes; it describes a pair's keys), ``datasets`` (synthetic data drawn from fixed
@@ -38,7 +38,8 @@ import importlib
 
 #: Every generator module, in the order a full run writes them.
 GENERATORS = ("base_image", "postgresql", "mariadb", "dbt", "dagster", "airflow", "duckdb", "geany", "jupyter",
-              "sqlite", "terminal", "calc", "chromium", "superset", "accounts", "mousepad", "downloads")
+              "sqlite", "terminal", "calc", "chromium", "superset", "accounts", "mousepad", "downloads",
+              "file_manager")
 
 #: The package's modules that generate nothing themselves.
 HELPERS = ("common", "datasets", "workbooks")

@@ -8,7 +8,9 @@ root (see the package docstring).
 """
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import json
 import random
 
@@ -441,9 +443,113 @@ echo EVAL_OK
     ]
 
 
+#: stock_plan.ipynb: next month's order per product from units_by_product.csv (which the terminal writes).
+STOCK_PLAN = [
+    ("markdown", "# Stock plan\nNext month's order: this month's units per product plus a fifth."),
+    ("code", "import pandas as pd\n\nunits = pd.read_csv('units_by_product.csv')", ""),
+    ("code", "for product, n in zip(units['product'], units['units']):\n"
+             "    print(f'order {product}: {round(n * 1.2)}')", ""),
+]
+UNITS_SQL = ("COPY (SELECT product, sum(units) AS units FROM read_csv_auto('/home/user/notebooks/sales.csv') "
+             "GROUP BY product ORDER BY product) TO '/home/user/notebooks/units_by_product.csv' (HEADER)")
+
+
+def cli_gui_pairs() -> list[dict]:
+    """cli+gui pairs: the terminal and JupyterLab's web UI in one task (the GUI suite); the essential
+    GUI item is the run of the notebook, without which the task scores 0."""
+    common = {"id_seed": "gui_suite", "app": "jupyter", "snapshot": "base:jupyter", "gui_suite": True,
+              "related_apps": ["jupyter", "chromium", "terminal"], "category": "data_analysis_and_visualization",
+              "interface": "cli+gui"}
+    run_all = [
+        {"gui": "click", "target": lab(".lm-MenuBar-itemLabel", "Run")},
+        {"gui": "click", "target": lab(".lm-Menu-itemLabel", "Run All Cells"), "essential": True},
+    ]
+    units: dict[str, int] = {}
+    for row in csv.DictReader(io.StringIO(sales_csv())):
+        units[row["product"]] = units.get(row["product"], 0) + int(row["units"])
+    orders = "".join(f"order {p}: {round(units[p] * 1.2)}\n" for p in sorted(units))
+    weekly_code = [c[1] for c in WEEKLY_SALES if c[0] == "code"]
+    return [
+        {
+            **common,
+            "name": "jupyter_duckdb_then_notebook",
+            "action_number": 6,
+            "source": ["https://duckdb.org/docs/stable/sql/statements/copy.html",
+                       "https://jupyterlab.readthedocs.io/en/stable/user/notebook.html"],
+            "abstract": "The notebook /home/user/notebooks/stock_plan.ipynb reads units_by_product.csv, which does "
+                        "not exist yet. With the duckdb command in a terminal, write it beside the notebook from "
+                        "sales.csv (header product,units: total units per product, by product name), then run "
+                        "all of the notebook's cells in JupyterLab (open in Chromium) and save it.",
+            "verbose": "Prepare a notebook's input in the terminal, then run the notebook in JupyterLab:\n"
+                       "1. Open a terminal and run: duckdb -c \"" + UNITS_SQL.replace("'", "'") + "\"\n"
+                       "2. In the JupyterLab tab in Chromium, open the folder notebooks and then stock_plan.ipynb; "
+                       "wait for the kernel to be idle.\n"
+                       "3. Choose Run > Run All Cells; the last cell prints one order line per product.\n"
+                       "4. Save the notebook (Ctrl+S).",
+            "files": {"sales.csv": sales_csv(), "stock_plan.ipynb": notebook(STOCK_PLAN)},
+            "config": copy_in("sales.csv", "stock_plan.ipynb"),
+            "eval": f"""printf '%s\\n' product,units {" ".join(f"{p},{units[p]}" for p in sorted(units))} > /tmp/desktop_env_eval/ref.csv
+why=$(same_csv /home/user/notebooks/units_by_product.csv /tmp/desktop_env_eval/ref.csv ordered 2>&1) || fail "units_by_product.csv: $why"
+""" + nb_check("stock_plan.ipynb", ran_in_order([c[1] for c in STOCK_PLAN if c[0] == "code"]) + f"""elif {stdout_of("code[-1]")} != {orders!r}:
+    print(f"the last cell printed {{{stdout_of("code[-1]")}!r}}")
+""") + "echo EVAL_OK\n",
+            "solution": [cmd(f'duckdb -c "{UNITS_SQL}"')] + open_notebook("stock_plan.ipynb") + run_all + [
+                {"gui": "wait", "for": lab(".jp-OutputArea-output", "order toaster:")},
+                {"gui": "key", "keys": "ctrl+s"},
+                {"gui": "wait", "for": {"file": f"{NOTEBOOKS}/stock_plan.ipynb", "contains": "order toaster:"}},
+            ],
+        },
+        {
+            **common,
+            "name": "jupyter_notebook_then_sqlite",
+            "action_number": 6,
+            "source": ["https://jupyterlab.readthedocs.io/en/stable/user/notebook.html",
+                       "https://sqlite.org/cli.html#importing_files_as_csv_or_other_formats"],
+            "abstract": "Run all cells of /home/user/notebooks/weekly_sales.ipynb in JupyterLab (open in Chromium; "
+                        "it writes revenue_by_region.csv beside it) and save it; then, in a terminal, load that "
+                        "CSV into the SQLite database /home/user/notebooks/reports.db as the table "
+                        "revenue_by_region (columns region and revenue).",
+            "verbose": "Run a notebook in JupyterLab, then load its output into SQLite in the terminal:\n"
+                       "1. In the JupyterLab tab in Chromium, open the folder notebooks and then weekly_sales.ipynb; "
+                       "wait for the kernel to be idle.\n"
+                       "2. Choose Run > Run All Cells and save the notebook (Ctrl+S) once the total revenue is "
+                       "printed.\n"
+                       "3. In a terminal: cd /home/user/notebooks && sqlite3 reports.db \".import --csv "
+                       "revenue_by_region.csv revenue_by_region\"",
+            "files": {"sales.csv": sales_csv(), "weekly_sales.ipynb": notebook(WEEKLY_SALES)},
+            "config": copy_in("sales.csv", "weekly_sales.ipynb"),
+            "eval": nb_check("weekly_sales.ipynb", ran_in_order(weekly_code)) + """why=$(python3 - <<'PY' 2>&1
+import csv, sqlite3
+rev = {}
+for r in csv.DictReader(open("/home/user/notebooks/sales.csv")):
+    rev[r["region"]] = rev.get(r["region"], 0.0) + int(r["units"]) * float(r["unit_price"])
+try:
+    con = sqlite3.connect("file:/home/user/notebooks/reports.db?mode=ro", uri=True)
+    rows = con.execute("SELECT region, revenue FROM revenue_by_region").fetchall()
+except sqlite3.Error as exc:
+    raise SystemExit(f"reports.db: {exc}")
+got = sorted((str(r), float(v)) for r, v in rows)
+if [g[0] for g in got] != sorted(rev) or any(abs(v - rev[r]) > 0.01 for r, v in got):
+    print(f"the table holds {got}, expected {sorted((r, round(v, 2)) for r, v in rev.items())}")
+PY
+)
+[ -z "$why" ] || fail "$why"
+echo EVAL_OK
+""",
+            "solution": open_notebook("weekly_sales.ipynb") + run_all + [
+                {"gui": "wait", "for": lab(".jp-OutputArea-output", "total revenue:")},
+                {"gui": "key", "keys": "ctrl+s"},
+                {"gui": "wait", "for": {"file": f"{NOTEBOOKS}/weekly_sales.ipynb", "contains": '"execution_count": 3'}},
+                cmd("cd /home/user/notebooks && sqlite3 reports.db '.import --csv revenue_by_region.csv "
+                    "revenue_by_region'"),
+            ],
+        },
+    ]
+
+
 def pairs() -> list[dict]:
     """The task pairs of this module (``common`` describes their keys)."""
-    return cli_pairs() + gui_pairs()
+    return cli_pairs() + gui_pairs() + cli_gui_pairs()
 
 
 def cli_pairs() -> list[dict]:

@@ -100,6 +100,42 @@ def test_a_cli_gui_task_must_fail_without_its_essential_steps(tmp_path, suite):
     assert rows[0].ablated is None  # read only when its folder is given
 
 
+def test_runs_that_exit_nonzero_are_reported_for_every_model(tmp_path, suite, monkeypatch):
+    """run.py exits 1 when every ablated replay broke (task_error): the table still comes out, the broken
+    replays count as 0.0, and a run that died before a task says why in that task's row."""
+    cli_gui = dict(FEASIBLE, tags=["cli+gui"], solution=[
+        {"command": "echo hello > hello.txt", "shell": True},
+        {"gui": "click", "target": {"role": "push-button", "name": "OK"}, "essential": True}])
+    for tid in ("broke", "never-ran"):
+        suite("os", dict(cli_gui, id=tid))
+    index = tmp_path / "evaluation_examples" / "test_x.json"
+    index.write_text(json.dumps({"os": ["broke", "never-ran"]}))
+    base = tmp_path / "results"
+
+    def fake_run(model, index_path, result_dir, *args, **kwargs):
+        scores = {"oracle": {"broke": 1.0, "never-ran": None}, "noop": {"broke": 0.0, "never-ran": None},
+                  v.ABLATED: {"broke": None, "never-ran": None}}[model]
+        for tid, score in scores.items():
+            if tid == "never-ran":
+                continue
+            folder = v.result_folder(result_dir, model, "os", tid)
+            folder.mkdir(parents=True, exist_ok=True)
+            if score is not None:
+                (folder / "result.txt").write_text(f"{score}\n")
+            else:
+                (folder / "status.json").write_text(json.dumps({"status": "task_error", "error": "SolutionStepFailed: "
+                                                                "field solution[1]: the step failed"}))
+        (result_dir / "run.log").write_text("boom: the VM went away\n")
+        return 0 if model == "oracle" else 1
+
+    monkeypatch.setattr(v, "_image_identity", lambda path_to_vm, cache_dir: ("base-x", "x"))
+    monkeypatch.setattr(v, "run_model", fake_run)
+    rows = {r.task_id: r for r in v.verify(index, base).rows}
+    assert rows["broke"].verdict == v.PROVEN and rows["broke"].ablated_score == 0.0
+    assert "the run exited 1: boom" in rows["never-ran"].noop.detail
+    assert "the run exited 1: boom" in rows["never-ran"].ablated.detail
+
+
 def test_unscored_marked_unverified_with_detail(fab):
     index, dirs = fab({"crashed": (None, None, False)})
     folder = v.result_folder(dirs["oracle"], "oracle", "os", "crashed")
