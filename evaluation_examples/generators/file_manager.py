@@ -7,7 +7,7 @@ root (see the package docstring).
 """
 from __future__ import annotations
 
-from .common import csv_text, write_pairs
+from .common import csv_text, wait_for_window, write_pairs
 
 REPORTS = "/home/user/reports"
 #: The quarterly reports in the folder: the 2023 ones go into a folder of their own.
@@ -20,9 +20,7 @@ CONFIG = [
     *({"type": "copyfile_from_host_to_guest", "parameters": {"src": f"{{folder}}/{name}",
                                                              "dest": f"{REPORTS}/{name}"}} for name in QUARTERS),
     {"type": "launch", "parameters": {"command": ["thunar", REPORTS]}},
-    {"type": "execute", "parameters": {
-        "command": f"for i in $(seq 600); do wmctrl -l | grep -q '{TITLE}' && exit 0; sleep 0.5; done; "
-                   f"echo 'no window {TITLE}' >&2; exit 1", "shell": True, "timeout_s": 330}},
+    wait_for_window(TITLE),
     {"type": "activate_window", "parameters": {"window_name": TITLE}},
 ]
 

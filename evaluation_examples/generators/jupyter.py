@@ -111,16 +111,15 @@ MARGIN_REPORT = [
 BAD_LINE = "sales['revenue'] = sales['units'] * sales['unit_prise']"
 GOOD_LINE = "sales['revenue'] = sales['units'] * sales['unit_price']"
 
-#: customer_churn.ipynb, saved with the outputs of a run.
+#: customer_churn.ipynb, saved with the outputs of a run: active and lost customers per month.
+ACTIVE = [1200, 1185, 1172, 1190, 1164, 1150]
+LOST = [31, 27, 35, 22, 40, 29]
 CUSTOMER_CHURN = [
     ("markdown", "# Customer churn\nMonthly churn of the shop's subscription customers."),
-    ("code", "active = [1200, 1185, 1172, 1190, 1164, 1150]\nlost = [31, 27, 35, 22, 40, 29]\n"
-             "print(len(active), 'months')", "6 months\n"),
+    ("code", f"active = {ACTIVE}\nlost = {LOST}\nprint(len(active), 'months')", f"{len(ACTIVE)} months\n"),
     ("code", "for month, (a, l) in enumerate(zip(active, lost), 1):\n    print(f'month {month}: {l / a:.2%}')",
-     "".join(f"month {m}: {l / a:.2%}\n" for m, (a, l) in
-             enumerate(zip([1200, 1185, 1172, 1190, 1164, 1150], [31, 27, 35, 22, 40, 29]), 1))),
-    ("code", "print('mean churn:', f'{sum(lost) / sum(active):.2%}')",
-     f"mean churn: {sum([31, 27, 35, 22, 40, 29]) / sum([1200, 1185, 1172, 1190, 1164, 1150]):.2%}\n"),
+     "".join(f"month {m}: {l / a:.2%}\n" for m, (a, l) in enumerate(zip(ACTIVE, LOST), 1))),
+    ("code", "print('mean churn:', f'{sum(lost) / sum(active):.2%}')", f"mean churn: {sum(LOST) / sum(ACTIVE):.2%}\n"),
 ]
 
 #: The last line the churn notebook prints (only in its outputs, not in its code).
@@ -141,6 +140,25 @@ FORECAST = [
 ]
 
 JUPYTER = "http://localhost:8888/lab"
+
+
+#: The keys every JupyterLab GUI pair shares (the GUI suite, from the base image's jupyter warm state).
+GUI_COMMON = {"id_seed": "gui_suite", "app": "jupyter", "snapshot": "base:jupyter", "gui_suite": True,
+              "related_apps": ["jupyter", "chromium"], "category": "data_analysis_and_visualization",
+              "interface": "gui"}
+
+
+def code_of(cells: list[tuple]) -> list[str]:
+    """The sources of the code cells among ``cells``."""
+    return [c[1] for c in cells if c[0] == "code"]
+
+
+def run_all(essential: bool = False) -> list[dict]:
+    """GUI steps: Run > Run All Cells (``essential``: the item a cli+gui task cannot be solved without)."""
+    return [
+        {"gui": "click", "target": lab(".lm-MenuBar-itemLabel", "Run")},
+        {"gui": "click", "target": lab(".lm-Menu-itemLabel", "Run All Cells"), **({"essential": True} if essential else {})},
+    ]
 
 
 def lab(css: str, text: str | None = None, **more) -> dict:
@@ -208,15 +226,8 @@ def open_notebook(name: str) -> list[dict]:
 
 def gui_pairs() -> list[dict]:
     """GUI pairs: notebooks worked on in JupyterLab's own web UI in Chromium (the GUI suite)."""
-    common = {"id_seed": "gui_suite", "app": "jupyter", "snapshot": "base:jupyter", "gui_suite": True,
-              "related_apps": ["jupyter", "chromium"], "category": "data_analysis_and_visualization",
-              "interface": "gui"}
-    weekly_code = [c[1] for c in WEEKLY_SALES if c[0] == "code"]
-    margin_fixed = [c[1].replace(BAD_LINE, GOOD_LINE) for c in MARGIN_REPORT if c[0] == "code"]
-    run_all = [
-        {"gui": "click", "target": lab(".lm-MenuBar-itemLabel", "Run")},
-        {"gui": "click", "target": lab(".lm-Menu-itemLabel", "Run All Cells")},
-    ]
+    common = GUI_COMMON
+    margin_fixed = [c.replace(BAD_LINE, GOOD_LINE) for c in code_of(MARGIN_REPORT)]
     return [
         {
             **common,
@@ -234,7 +245,7 @@ def gui_pairs() -> list[dict]:
                        "(Ctrl+S).",
             "files": {"sales.csv": sales_csv(), "weekly_sales.ipynb": notebook(WEEKLY_SALES)},
             "config": copy_in("sales.csv", "weekly_sales.ipynb"),
-            "eval": nb_check("weekly_sales.ipynb", ran_in_order(weekly_code) + f"""else:
+            "eval": nb_check("weekly_sales.ipynb", ran_in_order(code_of(WEEKLY_SALES)) + f"""else:
     rows = list(csv.DictReader(open({NOTEBOOKS + "/sales.csv"!r})))
     total = sum(int(r["units"]) * float(r["unit_price"]) for r in rows)
     if {stdout_of("code[-1]")}.strip() != f"total revenue: {{total:.2f}}":
@@ -251,7 +262,7 @@ PY
 why=$(same_csv /home/user/notebooks/revenue_by_region.csv /tmp/desktop_env_eval/ref.csv ordered 2>&1) || fail "revenue_by_region.csv: $why"
 echo EVAL_OK
 """,
-            "solution": open_notebook("weekly_sales.ipynb") + run_all + [
+            "solution": open_notebook("weekly_sales.ipynb") + run_all() + [
                 {"gui": "wait", "for": lab(".jp-OutputArea-output", "total revenue:"),
                  "note": "the last cell printed"},
                 {"gui": "key", "keys": "ctrl+s"},
@@ -297,7 +308,7 @@ echo EVAL_OK
                 {"gui": "key", "keys": "shift+home"},
                 {"gui": "type", "text": GOOD_LINE},
                 {"gui": "wait", "for": lab(".jp-Cell .cm-line", "['unit_price']")},
-            ] + run_all + [
+            ] + run_all() + [
                 {"gui": "wait", "for": lab(".jp-OutputArea-output", "best seller:")},
                 {"gui": "key", "keys": "ctrl+s"},
                 {"gui": "wait", "for": {"file": f"{NOTEBOOKS}/margin_report.ipynb", "contains": '"execution_count": 3'},
@@ -457,18 +468,11 @@ UNITS_SQL = ("COPY (SELECT product, sum(units) AS units FROM read_csv_auto('/hom
 def cli_gui_pairs() -> list[dict]:
     """cli+gui pairs: the terminal and JupyterLab's web UI in one task (the GUI suite); the essential
     GUI item is the run of the notebook, without which the task scores 0."""
-    common = {"id_seed": "gui_suite", "app": "jupyter", "snapshot": "base:jupyter", "gui_suite": True,
-              "related_apps": ["jupyter", "chromium", "terminal"], "category": "data_analysis_and_visualization",
-              "interface": "cli+gui"}
-    run_all = [
-        {"gui": "click", "target": lab(".lm-MenuBar-itemLabel", "Run")},
-        {"gui": "click", "target": lab(".lm-Menu-itemLabel", "Run All Cells"), "essential": True},
-    ]
+    common = {**GUI_COMMON, "related_apps": [*GUI_COMMON["related_apps"], "terminal"], "interface": "cli+gui"}
     units: dict[str, int] = {}
     for row in csv.DictReader(io.StringIO(sales_csv())):
         units[row["product"]] = units.get(row["product"], 0) + int(row["units"])
     orders = "".join(f"order {p}: {round(units[p] * 1.2)}\n" for p in sorted(units))
-    weekly_code = [c[1] for c in WEEKLY_SALES if c[0] == "code"]
     return [
         {
             **common,
@@ -490,10 +494,10 @@ def cli_gui_pairs() -> list[dict]:
             "config": copy_in("sales.csv", "stock_plan.ipynb"),
             "eval": f"""printf '%s\\n' product,units {" ".join(f"{p},{units[p]}" for p in sorted(units))} > /tmp/desktop_env_eval/ref.csv
 why=$(same_csv /home/user/notebooks/units_by_product.csv /tmp/desktop_env_eval/ref.csv ordered 2>&1) || fail "units_by_product.csv: $why"
-""" + nb_check("stock_plan.ipynb", ran_in_order([c[1] for c in STOCK_PLAN if c[0] == "code"]) + f"""elif {stdout_of("code[-1]")} != {orders!r}:
+""" + nb_check("stock_plan.ipynb", ran_in_order(code_of(STOCK_PLAN)) + f"""elif {stdout_of("code[-1]")} != {orders!r}:
     print(f"the last cell printed {{{stdout_of("code[-1]")}!r}}")
 """) + "echo EVAL_OK\n",
-            "solution": [cmd(f'duckdb -c "{UNITS_SQL}"')] + open_notebook("stock_plan.ipynb") + run_all + [
+            "solution": [cmd(f'duckdb -c "{UNITS_SQL}"')] + open_notebook("stock_plan.ipynb") + run_all(essential=True) + [
                 {"gui": "wait", "for": lab(".jp-OutputArea-output", "order toaster:")},
                 {"gui": "key", "keys": "ctrl+s"},
                 {"gui": "wait", "for": {"file": f"{NOTEBOOKS}/stock_plan.ipynb", "contains": "order toaster:"}},
@@ -518,7 +522,7 @@ why=$(same_csv /home/user/notebooks/units_by_product.csv /tmp/desktop_env_eval/r
                        "revenue_by_region.csv revenue_by_region\"",
             "files": {"sales.csv": sales_csv(), "weekly_sales.ipynb": notebook(WEEKLY_SALES)},
             "config": copy_in("sales.csv", "weekly_sales.ipynb"),
-            "eval": nb_check("weekly_sales.ipynb", ran_in_order(weekly_code)) + """why=$(python3 - <<'PY' 2>&1
+            "eval": nb_check("weekly_sales.ipynb", ran_in_order(code_of(WEEKLY_SALES))) + """why=$(python3 - <<'PY' 2>&1
 import csv, sqlite3
 rev = {}
 for r in csv.DictReader(open("/home/user/notebooks/sales.csv")):
@@ -536,7 +540,7 @@ PY
 [ -z "$why" ] || fail "$why"
 echo EVAL_OK
 """,
-            "solution": open_notebook("weekly_sales.ipynb") + run_all + [
+            "solution": open_notebook("weekly_sales.ipynb") + run_all(essential=True) + [
                 {"gui": "wait", "for": lab(".jp-OutputArea-output", "total revenue:")},
                 {"gui": "key", "keys": "ctrl+s"},
                 {"gui": "wait", "for": {"file": f"{NOTEBOOKS}/weekly_sales.ipynb", "contains": '"execution_count": 3'}},

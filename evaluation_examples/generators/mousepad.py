@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 
-from .common import write_pairs
+from .common import wait_for_window, write_pairs
 
 NOTES_PATH = "/home/user/notes/meeting_notes.txt"
 TITLE = "meeting_notes.txt"
@@ -43,9 +43,7 @@ CONFIG = [
     {"type": "execute", "parameters": {"command": ["bash", "-c", "pkill -x mousepad; mkdir -p /home/user/notes; true"]}},
     {"type": "copyfile_from_host_to_guest", "parameters": {"src": "{folder}/meeting_notes.txt", "dest": NOTES_PATH}},
     {"type": "launch", "parameters": {"command": ["mousepad", NOTES_PATH]}},
-    {"type": "execute", "parameters": {
-        "command": f"for i in $(seq 600); do wmctrl -l | grep -q '{TITLE}' && exit 0; sleep 0.5; done; "
-                   f"echo 'no window {TITLE}' >&2; exit 1", "shell": True, "timeout_s": 330}},
+    wait_for_window(TITLE),
     {"type": "activate_window", "parameters": {"window_name": TITLE}},
 ]
 
