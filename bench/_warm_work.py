@@ -47,6 +47,9 @@ def gql(query, variables=None):
     with urllib.request.urlopen(req, timeout=120) as r:
         return json.load(r)["data"]
 repos = gql("{ repositoriesOrError { ... on RepositoryConnection { nodes { name location { name } } } } }")
+if not repos["repositoriesOrError"]["nodes"]:
+    raise SystemExit("no repository loaded: " + json.dumps(gql("{ workspaceOrError { ... on Workspace { locationEntries "
+                     "{ name loadStatus locationOrLoadError { __typename ... on PythonError { message } } } } } }")))
 repo = repos["repositoriesOrError"]["nodes"][0]
 launched = gql("""mutation($p: ExecutionParams!) { launchRun(executionParams: $p) {
   __typename ... on LaunchRunSuccess { run { runId } } ... on PythonError { message } } }""",

@@ -14,7 +14,8 @@ from desktop_env.providers.qemu.provider import QemuProvider
 
 pytestmark = [pytest.mark.vm, pytest.mark.slow, pytest.mark.data]
 
-SERVICES = ["postgresql@15-main", "mariadb", "desktop-env-dagster", "desktop-env-airflow", "desktop-env-superset"]
+SERVICES = ["postgresql@15-main", "mariadb", "desktop-env-dagster-code", "desktop-env-dagster", "desktop-env-airflow",
+            "desktop-env-superset"]
 
 
 @pytest.fixture(scope="module")
