@@ -41,7 +41,8 @@ _DOM_QUERY = """
   const win = [window.screenX, window.screenY, window.outerWidth, window.outerHeight,
                window.innerWidth, window.innerHeight, window.devicePixelRatio];
   const front = document.visibilityState === 'visible';
-  if (els.length <= index) return {count: els.length, front, win, box: null};
+  const href = location.href;
+  if (els.length <= index) return {count: els.length, front, win, box: null, href};
   const e = els[index];
   const r = e.getBoundingClientRect();
   const cx = r.left + r.width / 2, cy = r.top + r.height / 2;
@@ -54,7 +55,7 @@ _DOM_QUERY = """
       covered = hit.tagName.toLowerCase() + cls;
     }
   }
-  return {count: els.length, front, win, box: [r.left, r.top, r.width, r.height], inView, covered,
+  return {count: els.length, front, win, href, box: [r.left, r.top, r.width, r.height], inView, covered,
           below: cy >= window.innerHeight, label: own(e).slice(0, 80)};
 }
 """
@@ -207,25 +208,26 @@ class Locator:
         except Exception as exc:  # noqa: BLE001 - Chromium may not answer yet; the next look retries
             self._disconnect()
             return Found(reason=f"could not attach to Chromium over DevTools ({exc})")
-        if target.url:
-            prefix = same_host(target.url).rstrip("/")
-            pages = [p for p in pages if same_host(p.url).startswith(prefix)]
-            if not pages:
-                return Found(reason=f"no tab shows {target.url}")
-        reasons = []
+        # A tab's URL is read in the page (``location.href``): Playwright's ``page.url`` is the last one it
+        # heard of, which can lag behind a single-page app's own navigation (history.pushState).
+        prefix = same_host(target.url).rstrip("/") if target.url else None
+        reasons, shown = [], 0
         for page in pages:
             try:
                 seen = page.evaluate(_DOM_QUERY, {"css": target.css, "text": target.text, "index": target.index})
             except Exception as exc:  # noqa: BLE001 - a page navigating away, a bad selector
                 reasons.append(f"{page.url}: {str(exc).splitlines()[0][:200]}")
                 continue
+            if prefix and not same_host(seen["href"]).startswith(prefix):
+                continue
+            shown += 1
             if not seen["front"]:
                 if seen["box"] is not None:
-                    reasons.append(f"{page.url}: the element is in a tab that is not in front")
+                    reasons.append(f"{seen['href']}: the element is in a tab that is not in front")
                 continue
             if seen["box"] is None:
-                reasons.append(f"{page.url}: {seen['count']} element(s) matched, #{target.index} asked"
-                               if seen["count"] else f"{page.url}: nothing matched")
+                reasons.append(f"{seen['href']}: {seen['count']} element(s) matched, #{target.index} asked"
+                               if seen["count"] else f"{seen['href']}: nothing matched")
                 continue
             sx, sy, ow, oh, iw, ih, dpr = seen["win"]
             border = max(0.0, (ow - iw) / 2)
@@ -239,6 +241,8 @@ class Locator:
             if seen["covered"]:
                 return Found(exists=True, reason=f"its centre is covered by <{seen['covered']}>")
             return Found(box=box, exists=True)
+        if prefix and not shown:
+            return Found(reason="; ".join([f"no tab shows {target.url}", *reasons]))
         return Found(reason="; ".join(reasons) or "no tab is open")
 
     # -- conditions --------------------------------------------------------------------------

@@ -1,8 +1,10 @@
 """Dagster task pairs (``examples/dagster``) on the ``data`` image.
 
 The sample project ``dagster_project``: materialize its assets, add an asset, run its job,
-move its schedule. Evaluators check the warehouse and the runs recorded in the desktop
-user's Dagster instance (``dagster_run_check``).
+move its schedule (``cli_pairs``); and the same kind of work in Dagster's own web UI from the
+``dagster`` warm state (``gui_pairs``, the GUI suite). Evaluators check the warehouse, the runs
+recorded in the desktop user's Dagster instance (``dagster_run_check``) and what Dagster's
+GraphQL API reports (``dagster_gql``: schedules, materializations, runs and their tags).
 
 Regenerate with ``python3 -m evaluation_examples.generators dagster`` from the repository
 root (see the package docstring).
@@ -72,6 +74,11 @@ echo "$out" | grep -E "EVAL_(OK|FAIL)" | tail -n 1 | grep . || fail "could not l
 
 def pairs() -> list[dict]:
     """The task pairs of this module (``common`` describes their keys)."""
+    return cli_pairs() + gui_pairs() + cli_gui_pairs()
+
+
+def cli_pairs() -> list[dict]:
+    """The command-line pairs (data batches 1-5)."""
     return [
         {
             "name": "dagster_materialize_revenue",
@@ -193,6 +200,242 @@ res=$(duck "$wh" "WITH a AS (SELECT status, CAST(orders AS BIGINT) AS n FROM ord
             "eval": DAGSTER_SCHEDULE_EVAL,
             "solution": [cmd("sed -i 's/cron_schedule=\"0 6 \\* \\* \\*\"/cron_schedule=\"30 7 * * *\"/' "
                              "/home/user/projects/dagster_project/dagster_project/definitions.py")],
+        },
+    ]
+
+
+DAGSTER = "http://localhost:3000"
+
+
+def ui(css: str, text: str | None = None, url: str = DAGSTER, **extra) -> dict:
+    """A GUI-step target in Dagster's web UI (the page's DOM; ``text`` narrows by visible text)."""
+    return {"css": css, "url": url, **({"text": text} if text else {}), **extra}
+
+
+def asset_box(name: str) -> dict:
+    """The catalog's tick box of asset ``name`` (its label: the input itself has no size)."""
+    return ui(f'label:has(input[data-testid="checkbox-{name}"])', url=DAGSTER + "/assets")
+
+
+#: How long a GUI solution waits for a run it launched: its worker process takes minutes to start under
+#: emulation, more on a loaded host.
+RUN_WAIT_S = 900
+
+#: A run's page once the run succeeded: its event log holds the RUN_SUCCESS event (a tag; "Success" alone would
+#: also match STEP_SUCCESS events while the run goes on).
+RUN_SUCCEEDED = ui('[class*="BaseTag_baseTag"]', "RUN_SUCCESS", url=DAGSTER + "/runs/")
+
+#: The GUI step opening the asset catalog.
+CATALOG = {"gui": "click", "target": ui('a[href="/assets"]'), "note": "Catalog in the navigation bar"}
+
+#: Setup of the GUI tasks: from the ``dagster`` warm state Dagster runs and its UI is open in Chromium;
+#: ``start-dagster`` returns at once then (and starts it on an image without the state).
+GUI_CONFIG = [{"type": "execute", "parameters": {"command": ["start-dagster"], "until": {"returncode": 0},
+                                                 "timeout_s": 1200}}]
+
+
+def dagster_gql(query: str, check: str, settle: str | None = None) -> str:
+    """eval.sh lines: ask Dagster's GraphQL API (the running web server) ``query`` into ``data`` and fail
+    with what was found unless the Python expression ``check`` holds on it. With ``settle`` (an expression
+    on ``data``), ask again for up to 4 minutes while it holds: a run the task launched may still be going."""
+    return f"""why=$(python3 - <<'PY' 2>&1
+import json, time, urllib.request
+def ask():
+    req = urllib.request.Request("http://127.0.0.1:3000/graphql", method="POST",
+                                 headers={{"Content-Type": "application/json"}},
+                                 data=json.dumps({{"query": {query!r}}}).encode())
+    try:
+        with urllib.request.urlopen(req, timeout=240) as r:
+            return json.load(r)["data"]
+    except Exception as exc:
+        raise SystemExit(f"Dagster's GraphQL API did not answer: {{exc}}")
+data, deadline = ask(), time.monotonic() + 240
+while ({settle or "False"}) and time.monotonic() < deadline:
+    time.sleep(5)
+    data = ask()
+if not ({check}):
+    print(f"found {{json.dumps(data)[:800]}}")
+PY
+)
+[ -z "$why" ] || fail "$why"
+"""
+
+
+#: Asset name -> whether it has a materialization.
+MATERIALIZED = "{'/'.join(n['assetKey']['path']): bool(n['assetMaterializations']) for n in data['assetNodes']}"
+ASSETS_QUERY = "{ assetNodes { assetKey { path } assetMaterializations(limit: 1) { runId } } }"
+RUNS_QUERY = "{ runsOrError { ... on Runs { results { runId jobName status tags { key value } } } } }"
+#: The runs of revenue_job, from RUNS_QUERY's ``data``.
+REVENUE_RUNS = "[r for r in data['runsOrError']['results'] if r['jobName'] == 'revenue_job']"
+UNFINISHED = ("QUEUED", "NOT_STARTED", "STARTING", "STARTED", "MANAGED")
+#: The run tag the Launchpad pair asks for.
+RUN_TAG = ("requested_by", "finance_review")
+
+
+def materialize_selected(names: list[str], essential: bool = False) -> list[dict]:
+    """GUI steps on the catalog (Catalog in the navigation bar): tick ``names``, click Materialize selected and
+    wait until each row shows Materialized (``essential``: the click, for cli+gui)."""
+    steps = [{"gui": "click", "target": asset_box(n)} for n in names]
+    steps += [
+        {"gui": "wait", "for": ui("button", f"Materialize selected ({len(names)})", url=DAGSTER + "/assets")},
+        {"gui": "click", "target": ui("button", "Materialize selected", url=DAGSTER + "/assets"),
+         **({"essential": True} if essential else {})},
+    ]
+    steps += [{"gui": "wait", "for": ui(f'div[class*="rowGrid"]:has(input[data-testid="checkbox-{n}"]) '
+                                        '[aria-label="check_passed"]', url=DAGSTER + "/assets"),
+               "timeout_s": RUN_WAIT_S, "note": f"{n}'s row shows Materialized (a green tick)"} for n in names]
+    return steps
+
+
+def gui_pairs() -> list[dict]:
+    """GUI pairs: work in Dagster's own web UI in Chromium (the GUI suite)."""
+    common = {"id_seed": "gui_suite", "app": "dagster", "snapshot": "data:dagster", "gui_suite": True,
+              "related_apps": ["dagster", "chromium"], "category": "data_orchestration", "interface": "gui",
+              "config": GUI_CONFIG}
+    return [
+        {
+            **common,
+            "name": "dagster_gui_schedule_on",
+            "action_number": 2,
+            "source": ["https://docs.dagster.io/guides/automate/schedules"],
+            "abstract": "In Dagster's web UI (open in Chromium), turn on the schedule of revenue_job so that the "
+                        "Dagster daemon starts running it every day.",
+            "verbose": "Turn a schedule on in Dagster's web UI:\n"
+                       "1. In the Dagster tab in Chromium, click Automation in the left-hand navigation bar.\n"
+                       "2. In the row of revenue_job_schedule, click the switch on the right so that it turns on.\n"
+                       "3. Nothing else is needed: the schedule is running.",
+            "eval": dagster_gql("{ repositoriesOrError { ... on RepositoryConnection { nodes { schedules "
+                                "{ name scheduleState { status } } } } } }",
+                                "[(s['name'], s['scheduleState']['status']) for n in data['repositoriesOrError']"
+                                "['nodes'] for s in n['schedules']] == [('revenue_job_schedule', 'RUNNING')]")
+                    + "echo EVAL_OK\n",
+            "solution": [
+                {"gui": "click", "target": ui('a[href="/automation"]'), "note": "Automation in the navigation bar"},
+                {"gui": "wait", "for": ui('label[class*="formatSwitch"]:has(input:not(:disabled))',
+                                          url=DAGSTER + "/automation"),
+                 "note": "the page first draws a disabled switch that ignores clicks, then the live one"},
+                {"gui": "click", "target": ui('label[class*="formatSwitch"]', url=DAGSTER + "/automation"),
+                 "note": "the schedule's on/off switch (the input itself has no size)"},
+                {"gui": "wait", "for": ui('label[class*="formatSwitch"]:has(input:checked)',
+                                          url=DAGSTER + "/automation")},
+            ],
+        },
+        {
+            **common,
+            "name": "dagster_gui_materialize_selected",
+            "action_number": 4,
+            "source": ["https://docs.dagster.io/guides/build/assets/materializing-assets"],
+            "abstract": "In Dagster's web UI (open in Chromium), materialize only the assets orders and order_items "
+                        "(not daily_revenue), in one run, and wait until both are materialized.",
+            "verbose": "Materialize two assets from Dagster's asset catalog:\n"
+                       "1. In the Dagster tab in Chromium, click Catalog in the left-hand navigation bar.\n"
+                       "2. Tick the boxes of orders and order_items (leave daily_revenue unticked).\n"
+                       "3. Click Materialize selected (2) at the top right.\n"
+                       "4. Wait until both rows show Materialized instead of Never materialized.",
+            "eval": dagster_gql(ASSETS_QUERY, f"{MATERIALIZED} == "
+                                "{'orders': True, 'order_items': True, 'daily_revenue': False}")
+                    + "echo EVAL_OK\n",
+            "solution": [CATALOG, *materialize_selected(["orders", "order_items"])],
+        },
+        {
+            **common,
+            "name": "dagster_gui_launch_with_tag",
+            "action_number": 8,
+            "source": ["https://docs.dagster.io/guides/operate/webserver#launchpad",
+                       "https://docs.dagster.io/guides/build/jobs/job-execution"],
+            "abstract": f"In Dagster's web UI (open in Chromium), launch one run of the job revenue_job from its "
+                        f"Launchpad with the run tag {RUN_TAG[0]}={RUN_TAG[1]}, and let it finish successfully.",
+            "verbose": "Launch a job with a run tag from Dagster's Launchpad:\n"
+                       "1. In the Dagster tab in Chromium, click Jobs in the left-hand navigation bar, then "
+                       "revenue_job.\n"
+                       "2. Click the arrow beside Materialize all and choose Open launchpad.\n"
+                       f"3. Click Edit tags; type {RUN_TAG[0]} as the tag key and {RUN_TAG[1]} as its value; click "
+                       "Apply.\n"
+                       "4. Click Materialize, and wait until the run's page shows that it succeeded.",
+            "eval": dagster_gql(RUNS_QUERY, f"any(r['status'] == 'SUCCESS' and {{'key': {RUN_TAG[0]!r}, 'value': "
+                                            f"{RUN_TAG[1]!r}}} in r['tags'] for r in {REVENUE_RUNS})",
+                                settle=f"any(r['status'] in {UNFINISHED} for r in {REVENUE_RUNS})")
+                    + "echo EVAL_OK\n",
+            "solution": [
+                {"gui": "click", "target": ui('a[href="/jobs"]'), "note": "Jobs in the navigation bar"},
+                {"gui": "click", "target": ui("a", "revenue_job", url=DAGSTER + "/jobs")},
+                {"gui": "click", "target": ui('span:has(button[class*="Button_primary"]) + [aria-haspopup] button',
+                                              url=DAGSTER + "/locations/"),
+                 "note": "the arrow beside Materialize all"},
+                {"gui": "click", "target": ui("button", "Open launchpad", url=DAGSTER + "/locations/")},
+                {"gui": "click", "target": ui("[role=dialog] button", "Edit tags", url=DAGSTER + "/locations/")},
+                {"gui": "type", "target": ui('input[placeholder="Tag Key"]', url=DAGSTER + "/locations/"),
+                 "text": RUN_TAG[0]},
+                {"gui": "type", "target": ui('input[placeholder="Tag Value"]', url=DAGSTER + "/locations/"),
+                 "text": RUN_TAG[1]},
+                {"gui": "click", "target": ui("button", "Apply", url=DAGSTER + "/locations/")},
+                {"gui": "wait", "for": {"gone": ui('input[placeholder="Tag Key"]', url=DAGSTER + "/locations/")}},
+                {"gui": "click", "target": ui("[role=dialog] button", "Materialize", url=DAGSTER + "/locations/")},
+                {"gui": "wait", "for": {"url_is": DAGSTER + "/runs/"}, "note": "the launch opens the run's page"},
+                {"gui": "wait", "for": RUN_SUCCEEDED, "timeout_s": RUN_WAIT_S,
+                 "note": "the run's page says it succeeded (minutes under emulation)"},
+            ],
+        },
+        {
+            **common,
+            "name": "dagster_gui_backfill_infeasible",
+            "action_number": 4,
+            "infeasible": True,
+            "source": ["https://docs.dagster.io/guides/build/partitions-and-backfills/backfilling-data"],
+            "abstract": "In Dagster's web UI, launch a backfill of the asset daily_revenue for its daily partitions "
+                        "from 2024-03-01 to 2024-03-31. If this cannot be done here, say so.",
+            "verbose": "Backfill a partitioned asset in Dagster's web UI:\n"
+                       "1. Open Catalog, then daily_revenue, and click Materialize.\n"
+                       "2. In the partition selection dialog, choose 2024-03-01 to 2024-03-31 and launch the "
+                       "backfill.\n"
+                       "If daily_revenue has no partitions, there is nothing to backfill: do not materialize it "
+                       "instead, report that the task cannot be done.",
+        },
+    ]
+
+
+def cli_gui_pairs() -> list[dict]:
+    """cli+gui pairs: an edit in the terminal, then Dagster's web UI (the GUI suite); the essential GUI item
+    is the materialization launched in the UI, without which the task scores 0."""
+    common = {"id_seed": "gui_suite", "app": "dagster", "snapshot": "data:dagster", "gui_suite": True,
+              "related_apps": ["dagster", "chromium", "terminal"], "category": "data_orchestration",
+              "interface": "cli+gui", "config": GUI_CONFIG}
+    definitions = "/home/user/projects/dagster_project/dagster_project/definitions.py"
+    return [
+        {
+            **common,
+            "name": "dagster_edit_then_materialize_in_ui",
+            "action_number": 6,
+            "source": ["https://docs.dagster.io/guides/build/assets/defining-assets",
+                       "https://docs.dagster.io/guides/build/assets/materializing-assets"],
+            "abstract": "Add an asset orders_by_status to the Dagster project in /home/user/projects/dagster_project "
+                        "(in dagster_project/definitions.py: it depends on orders and writes the table "
+                        "orders_by_status, columns status and orders, the number of orders per status, to the "
+                        "project's DuckDB warehouse dagster_project/warehouse.duckdb, like daily_revenue does) "
+                        "and register it. Then, in Dagster's web UI (open in Chromium), load the new definitions "
+                        "and materialize orders and orders_by_status there.",
+            "verbose": "Add an asset in the editor or the terminal, then materialize it from Dagster's web UI:\n"
+                       f"1. In {definitions}, add below daily_revenue `@dg.asset def orders_by_status(orders: "
+                       "pd.DataFrame) -> pd.DataFrame:` that counts orders per status into a column orders, "
+                       "writes it with `CREATE OR REPLACE TABLE orders_by_status AS SELECT * FROM counts` through "
+                       "duckdb.connect(str(WAREHOUSE)) and returns it; add orders_by_status to the assets list of "
+                       "dg.Definitions.\n"
+                       "2. In the Dagster tab in Chromium, click Catalog, then Reload definitions at the top "
+                       "right; orders_by_status appears in the list.\n"
+                       "3. Tick orders and orders_by_status, click Materialize selected (2) and wait until both "
+                       "are materialized.",
+            "eval": f"""wh=/home/user/projects/dagster_project/warehouse.duckdb
+res=$(duck "$wh" "SELECT count(*) = (SELECT count(DISTINCT status) FROM read_csv_auto('/home/user/projects/data/raw_orders.csv')) AND sum(orders) = (SELECT count(*) FROM read_csv_auto('/home/user/projects/data/raw_orders.csv')) FROM orders_by_status" 2>&1)
+[ "$res" = True ] || fail "orders_by_status in $wh does not count the orders per status: $res"
+""" + dagster_gql(ASSETS_QUERY, f"{MATERIALIZED}.get('orders_by_status') is True") + "echo EVAL_OK\n",
+            "solution": [
+                cmd(f"cat > {definitions} <<'EOF'\n" + dagster_definitions_with_asset() + "EOF"),
+                CATALOG,
+                {"gui": "click", "target": ui("button", "Reload definitions", url=DAGSTER + "/assets")},
+                {"gui": "wait", "for": asset_box("orders_by_status"),
+                 "note": "the catalog lists the new asset once the code server has reloaded"},
+                *materialize_selected(["orders", "orders_by_status"], essential=True),
+            ],
         },
     ]
 

@@ -1,7 +1,8 @@
 """GUI steps of reference solutions on a real VM (base image, from the ``chromium`` warm state): a page
 element found through the DOM (scrolled into view first) and through the accessibility tree, clicked
 with ordinary input events; a wait on a window title; a step whose target is absent stops the
-replay naming the step and what it looked for, and the episode keeps its screenshot."""
+replay naming the step and what it looked for, and the episode keeps its screenshot; a target's ``url`` is
+matched against the URL the tab shows after a single-page app navigated itself (history.pushState)."""
 import time
 from argparse import Namespace
 
@@ -14,7 +15,10 @@ pytestmark = pytest.mark.vm
 
 PAGE = "/tmp/gui-replay.html"
 URL = f"file://{PAGE}"
-HTML = ("<!doctype html><title>Before</title><body><p>A long page.</p><div style='height:2400px'></div>"
+HTML = ("<!doctype html><title>Before</title><body><p>A long page.</p>"
+        "<button id='nav' onclick=\"history.pushState({}, '', '#spa'); "
+        "document.body.insertAdjacentHTML('afterbegin', '<b id=spa>Moved</b>')\">Navigate</button>"
+        "<div style='height:2400px'></div>"
         "<button id='go' onclick=\"document.title = 'Clicked ' + (++window.n)\">Press me</button>"
         "<script>window.n = 0;</script></body>")
 TASK = {"id": "gui-replay-check", "instruction": "Press the button.", "snapshot": "base:chromium",
@@ -73,3 +77,12 @@ def test_a_missing_target_stops_the_replay_naming_the_step_and_keeps_the_screens
         run_episode(env, OracleAgent(), task, args, tmp_path, time.monotonic() + 900)
     assert sorted(p.name.split("_")[1] for p in tmp_path.glob("step_*.png")) == ["0", "1"], \
         "the start and the failed step's screenshots are kept"
+
+
+def test_a_target_url_matches_the_url_a_page_moved_itself_to(env):
+    _, _, _, _, info = _step(env, {"gui": "click", "target": {"css": "#nav", "url": URL}})
+    assert "error" not in info, info.get("error")
+    _, _, _, _, info = _step(env, {"gui": "wait", "for": {"css": "#spa", "url": URL + "#spa"}, "timeout_s": 120})
+    assert "error" not in info, info.get("error")
+    _, _, _, _, info = _step(env, {"gui": "wait", "for": {"css": "#spa", "url": URL + "#elsewhere"}, "timeout_s": 5})
+    assert "no tab shows" in info["error"], info["error"]
