@@ -207,9 +207,9 @@ res=$(duck "$wh" "WITH a AS (SELECT status, CAST(orders AS BIGINT) AS n FROM ord
 DAGSTER = "http://localhost:3000"
 
 
-def ui(css: str, text: str | None = None, url: str = DAGSTER, **extra) -> dict:
+def ui(css: str, text: str | None = None, url: str = DAGSTER) -> dict:
     """A GUI-step target in Dagster's web UI (the page's DOM; ``text`` narrows by visible text)."""
-    return {"css": css, "url": url, **({"text": text} if text else {}), **extra}
+    return {"css": css, "url": url, **({"text": text} if text else {})}
 
 
 def asset_box(name: str) -> dict:
@@ -233,6 +233,11 @@ CATALOG = {"gui": "click", "target": ui('a[href="/assets"]'), "note": "Catalog i
 GUI_CONFIG = [{"type": "execute", "parameters": {"command": ["start-dagster"], "until": {"returncode": 0},
                                                  "timeout_s": 1200}}]
 
+
+#: The keys every Dagster GUI-suite pair shares (a cli+gui pair adds the terminal).
+GUI_COMMON = {"id_seed": "gui_suite", "app": "dagster", "snapshot": "data:dagster", "gui_suite": True,
+              "related_apps": ["dagster", "chromium"], "category": "data_orchestration", "interface": "gui",
+              "config": GUI_CONFIG}
 
 def dagster_gql(query: str, check: str, settle: str | None = None) -> str:
     """eval.sh lines: ask Dagster's GraphQL API (the running web server) ``query`` into ``data`` and fail
@@ -289,9 +294,7 @@ def materialize_selected(names: list[str], essential: bool = False) -> list[dict
 
 def gui_pairs() -> list[dict]:
     """GUI pairs: work in Dagster's own web UI in Chromium (the GUI suite)."""
-    common = {"id_seed": "gui_suite", "app": "dagster", "snapshot": "data:dagster", "gui_suite": True,
-              "related_apps": ["dagster", "chromium"], "category": "data_orchestration", "interface": "gui",
-              "config": GUI_CONFIG}
+    common = GUI_COMMON
     return [
         {
             **common,
@@ -397,9 +400,7 @@ def gui_pairs() -> list[dict]:
 def cli_gui_pairs() -> list[dict]:
     """cli+gui pairs: an edit in the terminal, then Dagster's web UI (the GUI suite); the essential GUI item
     is the materialization launched in the UI, without which the task scores 0."""
-    common = {"id_seed": "gui_suite", "app": "dagster", "snapshot": "data:dagster", "gui_suite": True,
-              "related_apps": ["dagster", "chromium", "terminal"], "category": "data_orchestration",
-              "interface": "cli+gui", "config": GUI_CONFIG}
+    common = {**GUI_COMMON, "related_apps": [*GUI_COMMON["related_apps"], "terminal"], "interface": "cli+gui"}
     definitions = "/home/user/projects/dagster_project/dagster_project/definitions.py"
     return [
         {
