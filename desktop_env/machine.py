@@ -10,6 +10,7 @@ import logging
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -198,6 +199,12 @@ class QemuMachine:
             raise
 
     def _connect_qmp(self, timeout_s: float) -> None:
+        """Connect to QEMU's QMP socket within ``timeout_s``.
+
+        QEMU serves one QMP client at a time: a second client's connection is accepted by the
+        kernel but gets no greeting until the first leaves. So the greeting is awaited here with
+        a deadline (the library's own connect would wait for ever) and then handed over.
+        """
         from qemu.qmp.legacy import QEMUMonitorProtocol
 
         sock = self.run_dir / "qmp.sock"
@@ -208,15 +215,25 @@ class QemuMachine:
                 raise VMLaunchError("QEMU exited during start", self.command,
                                     self.process.returncode, self.log_tail())
             if sock.exists():
-                qmp = QEMUMonitorProtocol(str(sock))
+                raw = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
                 try:
-                    qmp.connect()
+                    raw.settimeout(max(0.1, deadline - time.monotonic()))
+                    raw.connect(str(sock))
+                    _read_greeting(raw)
+                    raw.settimeout(None)
+                    qmp = QEMUMonitorProtocol(raw)
+                    qmp.connect(negotiate=False)
                     qmp.settimeout(60.0)
+                    qmp.cmd("qmp_capabilities")
                     self._qmp = qmp
                     return
+                except TimeoutError as exc:  # connected, but another client holds the monitor
+                    raw.close()
+                    raise VMError(f"QMP socket {sock} did not greet within {timeout_s:.0f} s: another "
+                                  "process (run.py, a script, a test) is controlling this VM") from exc
                 except Exception as exc:  # socket not accepting yet
                     last_error = exc
-                    qmp.close()
+                    raw.close()
             time.sleep(0.05)
         raise VMLaunchError(f"QMP socket {sock} did not answer within {timeout_s:.0f} s ({last_error})",
                             self.command, None, self.log_tail())
@@ -400,6 +417,19 @@ def screen_digest(png: Path) -> tuple[str, int]:
         rgb = img.convert("RGB")
         colours = len(rgb.resize((96, 54)).getcolors(maxcolors=96 * 54) or [])
         return hashlib.sha256(rgb.tobytes()).hexdigest(), colours
+
+
+def _read_greeting(raw: socket.socket) -> bytes:
+    """The QMP greeting line from a freshly connected socket (raises TimeoutError if none comes)."""
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = raw.recv(4096)
+        if not chunk:
+            raise ConnectionError("QMP socket closed before its greeting")
+        data += chunk
+    if b'"QMP"' not in data:
+        raise ConnectionError(f"not a QMP greeting: {data[:80]!r}")
+    return data
 
 
 def wait_settled(machine: "QemuMachine", shot: Path, timeout_s: float = 240.0, stable_n: int = 4,

@@ -125,3 +125,37 @@ def test_vm_status_reports_an_unreachable_vm_and_goes_on(tmp_path):
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert "held-by-someone" in out.stdout and "reachable  False" in out.stdout
+
+
+def test_attach_to_a_monitor_another_client_holds_fails_in_bounded_time(tmp_path):
+    """QEMU serves one QMP client at a time; a second attach must give up within its timeout
+    (naming the cause) instead of waiting for the first client to leave, and succeed once it has."""
+    import shutil
+    import subprocess
+
+    from desktop_env.errors import VMError
+    from desktop_env.machine import _ForeignProcess
+
+    qemu = shutil.which("qemu-system-x86_64")
+    if qemu is None:
+        pytest.skip("qemu-system-x86_64 is not installed")
+    proc = subprocess.Popen([qemu, "-machine", "none", "-display", "none", "-nodefaults",
+                             "-qmp", f"unix:{tmp_path}/qmp.sock,server=on,wait=off"])
+    try:
+        def attach(timeout_s):
+            machine = QemuMachine.__new__(QemuMachine)
+            machine.run_dir, machine.process, machine._qmp = tmp_path, _ForeignProcess(proc.pid), None
+            machine._connect_qmp(timeout_s)
+            return machine
+
+        first = attach(10)
+        assert first.qmp("query-status")["running"] is True
+        started = time.monotonic()
+        with pytest.raises(VMError, match="another process"):
+            attach(2)
+        assert time.monotonic() - started < 10
+        first._close_qmp()
+        assert attach(10).qmp("query-status")["running"] is True
+    finally:
+        proc.kill()
+        proc.wait()
