@@ -9,7 +9,7 @@ root (see the package docstring).
 """
 from __future__ import annotations
 
-from .common import clean, cmd, write_pairs
+from .common import clean, cmd, page_target, start_helper, write_pairs
 
 
 def airflow_run_check(dag_id: str) -> str:
@@ -82,13 +82,12 @@ AIRFLOW = "http://localhost:8080"
 
 def ui(css: str, text: str | None = None, url: str = AIRFLOW) -> dict:
     """A GUI-step target in Airflow's web UI (the page's DOM; ``text`` narrows by visible text)."""
-    return {"css": css, "url": url, **({"text": text} if text else {})}
+    return page_target(css, text, url)
 
 
 #: Setup of the GUI tasks: from the ``airflow`` warm state Airflow is running and its home page is
 #: open in Chromium; ``start-airflow`` returns at once then (and starts it on an image without the state).
-GUI_CONFIG = [{"type": "execute", "parameters": {"command": ["start-airflow"], "until": {"returncode": 0},
-                                                 "timeout_s": 1200}}]
+GUI_CONFIG = start_helper("start-airflow")
 
 
 def airflow_db(sql: str, check: str) -> str:

@@ -105,6 +105,18 @@ def wait_for_window(title: str) -> dict:
                    f"echo 'no window {title}' >&2; exit 1", "shell": True, "timeout_s": 330}}
 
 
+def page_target(css: str, text: str | None, url: str) -> dict:
+    """A GUI-step target in a web page's DOM: elements matching ``css`` (narrowed to those showing
+    ``text``, if given) in the tab whose URL starts with ``url``."""
+    return {"css": css, "url": url, **({"text": text} if text else {})}
+
+
+def start_helper(helper: str) -> list[dict]:
+    """Setup of a tool's GUI tasks: its start helper (``start-airflow``...), which returns at once
+    from the tool's warm state and starts the tool (up to 20 min under load) on an image without it."""
+    return [{"type": "execute", "parameters": {"command": [helper], "until": {"returncode": 0}, "timeout_s": 1200}}]
+
+
 def bash(script: str) -> list[str]:
     """A guest command running ``script`` in a login shell (sees the tools' settings)."""
     return ["bash", "-lc", script]

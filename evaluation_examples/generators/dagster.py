@@ -11,7 +11,7 @@ root (see the package docstring).
 """
 from __future__ import annotations
 
-from .common import clean, cmd, write_pairs
+from .common import clean, cmd, page_target, start_helper, write_pairs
 from .datasets import SAMPLE_HOME
 
 
@@ -209,7 +209,7 @@ DAGSTER = "http://localhost:3000"
 
 def ui(css: str, text: str | None = None, url: str = DAGSTER) -> dict:
     """A GUI-step target in Dagster's web UI (the page's DOM; ``text`` narrows by visible text)."""
-    return {"css": css, "url": url, **({"text": text} if text else {})}
+    return page_target(css, text, url)
 
 
 def asset_box(name: str) -> dict:
@@ -230,8 +230,7 @@ CATALOG = {"gui": "click", "target": ui('a[href="/assets"]'), "note": "Catalog i
 
 #: Setup of the GUI tasks: from the ``dagster`` warm state Dagster runs and its UI is open in Chromium;
 #: ``start-dagster`` returns at once then (and starts it on an image without the state).
-GUI_CONFIG = [{"type": "execute", "parameters": {"command": ["start-dagster"], "until": {"returncode": 0},
-                                                 "timeout_s": 1200}}]
+GUI_CONFIG = start_helper("start-dagster")
 
 
 #: The keys every Dagster GUI-suite pair shares (a cli+gui pair adds the terminal).

@@ -28,11 +28,29 @@ def _load_values(path_or_file, data_only: bool = False) -> list:
     return sheet_values(openpyxl.load_workbook(path_or_file, data_only=data_only))
 
 
+def _ref(data) -> str | None:
+    ref = None if data is None else (data.numRef or data.strRef)
+    return None if ref is None else ref.f
+
+
+def _fingerprint(book) -> list:
+    """What a task can check of the openpyxl workbook ``book``: per sheet its cells, frozen panes,
+    autofilter range and charts (kind, direction, series references)."""
+    return [(ws.title, [list(r) for r in ws.iter_rows(values_only=True)], ws.freeze_panes, ws.auto_filter.ref,
+             [(ch.tagname, getattr(ch, "barDir", None), [(_ref(s.val), _ref(s.cat)) for s in ch.series])
+              for ch in ws._charts])
+            for ws in book.worksheets]
+
+
 def save_if_changed(wb, path: Path) -> None:
-    """Save ``wb`` unless ``path`` already holds the same cells."""
-    if path.exists() and _load_values(path) == sheet_values(wb):
+    """Save ``wb`` unless ``path`` already holds the same cells, frozen panes, autofilter and charts."""
+    import openpyxl
+
+    buf = io.BytesIO()
+    wb.save(buf)
+    if path.exists() and _fingerprint(openpyxl.load_workbook(path)) == _fingerprint(openpyxl.load_workbook(buf)):
         return
-    wb.save(path)
+    path.write_bytes(buf.getvalue())
 
 
 def save_gold(wb, path: Path, values: dict[str, float]) -> None:
