@@ -40,6 +40,8 @@ MAX_WIDTH = 1024  # children per node, as the original server
 MAX_TEXT_CHARS = 200_000  # text kept per node
 _HUGE_TABLE = 4096  # tables with more children are read as their visible cells only
 _TABLE_SCAN = 200  # rows/columns scanned when looking for the first visible cell
+#: Roles of menu entries: one that is not showing belongs to a closed menu (see A11yReader._node).
+_MENU_ROLES = frozenset({"menu", "menu item", "check menu item", "radio menu item", "separator", "tearoff menu item"})
 
 
 def _q(prefix: str, name: str) -> str:
@@ -65,6 +67,7 @@ class _Walk:
     max_nodes: int
     deadline: float
     nodes: int = 0
+    hidden: int = 0  # elements written without their subtree: not showing
     truncated: set = field(default_factory=set)
 
     def allow(self) -> bool:
@@ -169,11 +172,23 @@ class A11yReader:
         if walk.truncated:
             logger.info("accessibility tree truncated (%s) at %d nodes", ",".join(sorted(walk.truncated)),
                         walk.nodes)
-        stats = {"nodes": walk.nodes, "truncated": sorted(walk.truncated),
+        stats = {"nodes": walk.nodes, "hidden": walk.hidden, "truncated": sorted(walk.truncated),
                  "elapsed_s": round(time.monotonic() - started, 3)}
         return ET.tostring(root, encoding="unicode"), stats
 
-    def _node(self, acc, depth: int, walk: _Walk) -> ET.Element:
+    def _node(self, acc, depth: int, walk: _Walk, cell: bool = False) -> ET.Element:
+        """One element and (within the walk's limits) its subtree.
+
+        Below the applications, an element that is not showing and either visible or a menu entry
+        (a closed menu's items, a page's content scrolled out of view, a window's hidden tab) is
+        written with its role, name and states only, without its subtree: nothing in it is on
+        screen to look at or act on, and reading it was most of the cost (a Calc window's closed
+        menus hold about two thousand entries, a long page thousands of sections). Other elements
+        with neither state are walked: LibreOffice's formula bar ("Input line") reports neither
+        yet shows its text in a showing child. A
+        spreadsheet ``cell`` gets its role, name, states, geometry and text, not its attributes
+        and actions, which are the same for every cell.
+        """
         pyatspi = self._pyatspi
         walk.nodes += 1
         try:
@@ -193,7 +208,10 @@ class A11yReader:
         for state in states:
             if state:
                 elem.set(_q("st", state.replace(" ", "_")), "true")
-        self._add_details(acc, elem, "visible" in states and "showing" in states)
+        if depth >= 2 and "showing" not in states and ("visible" in states or role in _MENU_ROLES):
+            walk.hidden += 1
+            return elem
+        self._add_details(acc, elem, "visible" in states and "showing" in states, cell)
         if depth >= walk.max_depth:
             walk.truncated.add("depth")
             return elem
@@ -201,7 +219,8 @@ class A11yReader:
             count = acc.childCount
         except Exception:  # noqa: BLE001
             return elem
-        if role == "table" and count > _HUGE_TABLE:
+        huge = role == "table" and count > _HUGE_TABLE
+        if huge:
             children = self._visible_cells(acc, walk)
         else:
             children = (acc.getChildAtIndex(i) for i in range(min(count, MAX_WIDTH)))
@@ -211,19 +230,20 @@ class A11yReader:
                     break
                 if child is None:
                     continue
-                elem.append(self._node(child, depth + 1, walk))
+                elem.append(self._node(child, depth + 1, walk, cell=huge))
         except Exception as exc:  # noqa: BLE001 - keep what we have of a misbehaving app
             logger.debug("error while reading children of a %s: %s", role, exc)
         return elem
 
-    def _add_details(self, acc, elem: ET.Element, on_screen: bool) -> None:
+    def _add_details(self, acc, elem: ET.Element, on_screen: bool, cell: bool = False) -> None:
         pyatspi = self._pyatspi
-        try:
-            for key, value in (acc.get_attributes() or {}).items():
-                if key:
-                    elem.set(_q("attr", _tag(key)), _clean(str(value)))
-        except Exception:  # noqa: BLE001
-            pass
+        if not cell:  # a cell's attributes and actions are skipped (see _node)
+            try:
+                for key, value in (acc.get_attributes() or {}).items():
+                    if key:
+                        elem.set(_q("attr", _tag(key)), _clean(str(value)))
+            except Exception:  # noqa: BLE001
+                pass
         if on_screen:
             try:
                 ext = acc.queryComponent().getExtents(pyatspi.XY_SCREEN)
@@ -243,6 +263,8 @@ class A11yReader:
                     elem.text = _clean(text)
             except Exception:  # noqa: BLE001
                 pass
+        if cell:
+            return
         for iface, flag in (("queryImage", "image"), ("querySelection", "selection")):
             try:
                 getattr(acc, iface)()

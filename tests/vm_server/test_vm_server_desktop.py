@@ -284,3 +284,27 @@ def test_server_turns_toolkit_accessibility_on(server, xsession):
                                "--object-path", "/org/a11y/bus", "--method",
                                "org.freedesktop.DBus.Properties.Get", "org.a11y.Status", "IsEnabled").stdout
     wait_until(lambda: "true" in out(), 15, "org.a11y.Status.IsEnabled to be true")
+
+
+def test_accessibility_skips_what_is_not_showing(client, server, apps):
+    """A closed menu's entries are listed by role and name but not walked or detailed (the cost of a
+    dump was mostly closed menus and scrolled-away page content); what shows is read in full."""
+    title = f"menus-{uuid.uuid4().hex[:8]}"
+    apps.terminal(title)
+
+    def reply():
+        r = requests.get(server.url + "/accessibility", timeout=60,
+                         headers={"Authorization": f"Bearer {server.token}"}).json()
+        root = ET.fromstring(r["AT"])
+        frame = next((f for f in root.iter("frame") if title in f.get("name", "")), None)
+        return (r, frame) if frame is not None and any(True for _ in frame.iter("terminal")) else None
+
+    r, frame = wait_until(reply, 30, f"the terminal {title!r} in the accessibility tree", interval_s=0.5)
+    assert r["hidden"] > 0
+    closed = [e for e in frame.iter() if e.tag in ("menu-item", "check-menu-item", "radio-menu-item")
+              and e.get(f"{{{ST}}}showing") != "true"]
+    assert closed, "the terminal's menu bar holds closed entries"
+    assert all(len(e) == 0 and e.get(f"{{{CP}}}screencoord") is None for e in closed)
+    assert all(e.get("name") is not None for e in closed)
+    terminal = next(frame.iter("terminal"))
+    assert terminal.get(f"{{{CP}}}screencoord") is not None and terminal.get(f"{{{ST}}}showing") == "true"
