@@ -23,7 +23,7 @@ INTERACTIVE_ROLES = frozenset({
     "push-button", "button", "toggle-button", "check-box", "radio-button", "combo-box", "entry", "text",
     "password-text", "spin-button", "slider", "link", "menu", "menu-item", "check-menu-item", "radio-menu-item",
     "page-tab", "list-item", "tree-item", "table-cell", "icon", "document-web", "terminal", "scroll-bar",
-    "tool-bar-item", "heading", "paragraph", "label", "image", "section",
+    "tool-bar-item", "heading", "paragraph", "label", "image", "section", "list", "tree", "table", "tree-table",
 })
 #: Characters per token in the estimate: about 4 for English text and XML-like
 #: tables with the common BPE tokenizers; no tokenizer is loaded (no download, any model).
