@@ -66,8 +66,10 @@ class _Walk:
     max_depth: int
     max_nodes: int
     deadline: float
+    cells: bool = True  # read spreadsheets' cells (after everything else)
     nodes: int = 0
     hidden: int = 0  # elements written without their subtree: not showing
+    deferred: list = field(default_factory=list)  # (table, element, depth): cells read at the end
     truncated: set = field(default_factory=set)
 
     def allow(self) -> bool:
@@ -145,17 +147,21 @@ class A11yReader:
 
     # -- tree ---------------------------------------------------------------------------------
 
-    def tree_xml(self, max_depth: int, max_nodes: int, timeout_s: float) -> tuple[str, dict]:
+    def tree_xml(self, max_depth: int, max_nodes: int, timeout_s: float, cells: bool = True) -> tuple[str, dict]:
         """The whole desktop's accessibility tree as an XML string.
 
         Args:
             max_depth: deepest level included (the desktop is level 0).
             max_nodes: most elements in the reply.
             timeout_s: time budget; when it runs out the tree built so far is returned.
+            cells: read the visible cells of spreadsheets (huge tables). They are read after the
+                rest of the tree, so that a budget spent on a sheet's thousand cells never hides a
+                dialog; without them a table element says ``cells="not-read"``.
 
         Returns:
-            (xml, stats) where stats has ``nodes``, ``truncated`` (list of the limits hit:
-            ``depth``, ``nodes``, ``time``) and ``elapsed_s``.
+            (xml, stats) where stats has ``nodes``, ``hidden`` (elements written without their
+            subtree, see :meth:`_node`), ``truncated`` (list of the limits hit: ``depth``,
+            ``nodes``, ``time``) and ``elapsed_s``.
 
         Raises:
             DisplayUnavailable: AT-SPI or its bus is not available.
@@ -165,8 +171,14 @@ class A11yReader:
         try:
             self.enable_toolkit_accessibility()
             desktop = self._desktop()
-            walk = _Walk(max_depth=max_depth, max_nodes=max_nodes, deadline=started + timeout_s)
+            walk = _Walk(max_depth=max_depth, max_nodes=max_nodes, deadline=started + timeout_s, cells=cells)
             root = self._node(desktop, 0, walk)
+            for table, elem, depth in walk.deferred:
+                for cell in self._visible_cells(table, walk):
+                    if not walk.allow():
+                        break
+                    if cell is not None:
+                        elem.append(self._node(cell, depth + 1, walk, cell=True))
         finally:
             self._lock.release()
         if walk.truncated:
@@ -219,18 +231,20 @@ class A11yReader:
             count = acc.childCount
         except Exception:  # noqa: BLE001
             return elem
-        huge = role == "table" and count > _HUGE_TABLE
-        if huge:
-            children = self._visible_cells(acc, walk)
-        else:
-            children = (acc.getChildAtIndex(i) for i in range(min(count, MAX_WIDTH)))
+        if role == "table" and count > _HUGE_TABLE:  # a spreadsheet: its cells come last (tree_xml)
+            if walk.cells:
+                walk.deferred.append((acc, elem, depth))
+            else:
+                elem.set("cells", "not-read")
+            return elem
+        children = (acc.getChildAtIndex(i) for i in range(min(count, MAX_WIDTH)))
         try:
             for child in children:
                 if not walk.allow():
                     break
                 if child is None:
                     continue
-                elem.append(self._node(child, depth + 1, walk, cell=huge))
+                elem.append(self._node(child, depth + 1, walk))
         except Exception as exc:  # noqa: BLE001 - keep what we have of a misbehaving app
             logger.debug("error while reading children of a %s: %s", role, exc)
         return elem

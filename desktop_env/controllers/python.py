@@ -248,11 +248,14 @@ class PythonController:
         return self._request("GET", "/screenshot").content
 
     def accessibility_tree(self, max_depth: int | None = None, max_nodes: int | None = None,
-                           timeout_s: float | None = None) -> str:
+                           timeout_s: float | None = None, cells: bool = True) -> str:
         """The AT-SPI tree as XML (``max_depth``/``max_nodes`` limit its size; ``timeout_s`` is the
-        server's time budget for walking it, default its own 20 s: past it the tree so far is returned)."""
+        server's time budget for walking it, default its own 20 s: past it the tree so far is returned).
+        ``cells=False`` leaves out spreadsheets' cells (which the server reads last, one by one)."""
         query = {k: v for k, v in (("max_depth", max_depth), ("max_nodes", max_nodes), ("timeout_s", timeout_s))
                  if v is not None}
+        if not cells:
+            query["cells"] = "false"
         return self._json("GET", "/accessibility", params=query,
                           read_timeout_s=self._timeout_for(30 + (timeout_s or 0)))["AT"]
 

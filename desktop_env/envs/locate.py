@@ -155,7 +155,9 @@ class Locator:
         from desktop_env.agents.a11y import parse_elements
 
         try:
-            xml = self.controller.accessibility_tree(timeout_s=A11Y_WALK_S)
+            # A spreadsheet's cells are most of a Calc tree's cost: read only when a cell may be the target.
+            xml = self.controller.accessibility_tree(timeout_s=A11Y_WALK_S,
+                                                     cells=target.role in (None, "table-cell"))
         except Exception as exc:  # noqa: BLE001 - a tree that cannot be read now may be read on the next look
             return Found(reason=f"the accessibility tree could not be read ({exc})")
         elements = parse_elements(xml, self.screen)

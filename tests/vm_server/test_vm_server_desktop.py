@@ -308,3 +308,41 @@ def test_accessibility_skips_what_is_not_showing(client, server, apps):
     assert all(e.get("name") is not None for e in closed)
     terminal = next(frame.iter("terminal"))
     assert terminal.get(f"{{{CP}}}screencoord") is not None and terminal.get(f"{{{ST}}}showing") == "true"
+
+
+def test_a_spreadsheet_s_cells_are_read_last_or_left_out(client, server, apps, xsession, tmp_path):
+    """LibreOffice Calc's sheet is a huge table whose visible cells the server reads one by one: they
+    come after the rest of the tree (a dump that runs out of time loses cells, not a dialog), and
+    ``cells=false`` leaves them out (the table says so) for a quick look at the window's controls."""
+    import shutil
+
+    import openpyxl
+
+    from desktop_env.paths import repo_root
+
+    if shutil.which("soffice") is None:
+        pytest.fail("LibreOffice is missing: apt-get install libreoffice-calc libreoffice-gtk3 (.ci/apt-packages.txt)")
+    skel = repo_root() / "desktop_env/image/profiles/base/files/etc/skel/.config/libreoffice"
+    shutil.copytree(skel, xsession.home / ".config/libreoffice", dirs_exist_ok=True)  # no first-start dialogs
+    book = tmp_path / f"cells-{uuid.uuid4().hex[:6]}.xlsx"
+    wb = openpyxl.Workbook()
+    wb.active.title = "Numbers"
+    wb.active.append(["Marker-cell-42", 7])
+    wb.save(book)
+    apps.launch(["env", "SAL_USE_VCLPLUGIN=gtk3", "soffice", "--calc", "--norestore", str(book)])
+
+    def full():
+        r = requests.get(server.url + "/accessibility", params={"timeout_s": 60}, timeout=120,
+                         headers={"Authorization": f"Bearer {server.token}"}).json()
+        table = next((t for t in ET.fromstring(r["AT"]).iter("table") if t.get("name") == "Sheet Numbers"), None)
+        return (r, table) if table is not None and len(table) else None
+
+    r, table = wait_until(full, 120, "Calc's sheet with its cells in the accessibility tree", interval_s=2)
+    assert any(c.get("name") == "A1" and (c.text or "") == "Marker-cell-42" for c in table.iter("table-cell"))
+    assert "time" not in r["truncated"]
+    without = requests.get(server.url + "/accessibility", params={"cells": "false", "timeout_s": 60}, timeout=120,
+                           headers={"Authorization": f"Bearer {server.token}"}).json()
+    sheet = next(t for t in ET.fromstring(without["AT"]).iter("table") if t.get("name") == "Sheet Numbers")
+    assert sheet.get("cells") == "not-read" and len(sheet) == 0
+    assert without["nodes"] < r["nodes"]
+    assert any(m.get("name") == "Data" for m in ET.fromstring(without["AT"]).iter("menu")), "the menu bar is read"
