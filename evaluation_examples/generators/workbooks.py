@@ -35,15 +35,21 @@ def _ref(data) -> str | None:
 
 def _fingerprint(book) -> list:
     """What a task can check of the openpyxl workbook ``book``: per sheet its cells, frozen panes,
-    autofilter range and charts (kind, direction, series references)."""
+    autofilter range, charts (kind, direction, series references), conditional formats, validations and
+    pivot tables."""
     return [(ws.title, [list(r) for r in ws.iter_rows(values_only=True)], ws.freeze_panes, ws.auto_filter.ref,
              [(ch.tagname, getattr(ch, "barDir", None), [(_ref(s.val), _ref(s.cat)) for s in ch.series])
-              for ch in ws._charts])
+              for ch in ws._charts],
+             [(str(cf.sqref), [(r.type, r.operator, list(r.formula or []), r.dxfId) for r in cf.rules])
+              for cf in ws.conditional_formatting],
+             [(str(dv.sqref), dv.type, dv.formula1) for dv in ws.data_validations.dataValidation],
+             [(p.location.ref, [f.x for f in p.rowFields], [(f.fld, f.subtotal) for f in p.dataFields])
+              for p in ws._pivots])
             for ws in book.worksheets]
 
 
 def save_if_changed(wb, path: Path) -> None:
-    """Save ``wb`` unless ``path`` already holds the same cells, frozen panes, autofilter and charts."""
+    """Save ``wb`` unless ``path`` already holds the same cells and parts (:func:`_fingerprint`)."""
     import openpyxl
 
     buf = io.BytesIO()

@@ -45,3 +45,45 @@ def test_gold_scores_one_against_itself_and_the_start_state_zero(metric, gold, s
     func = METRICS[metric]
     assert func(gold, gold, **options) == 1.0, f"{metric}: the gold file {gold} does not match itself"
     assert func(start, gold, **options) == 0.0, f"{metric}: the start state {start} already passes"
+
+
+SAVED_BY_CALC = ROOT / "tests/data/calc_saved"
+
+
+def _calc_gui_pairs():
+    from evaluation_examples.generators import calc
+
+    return calc.gui_pairs()
+
+
+@pytest.mark.parametrize("pair", _calc_gui_pairs(), ids=lambda p: p["name"])
+def test_calc_golds_accept_what_libreoffice_saved(pair):
+    """The gold of each Calc GUI task accepts the workbook LibreOffice saved at the end of its reference
+    solution (tests/data/calc_saved: a real file, so a gold written by openpyxl is checked against Calc's
+    way of writing charts, conditional formats, validations and formulas)."""
+    from evaluation_examples.generators.common import EXAMPLES, task_id
+
+    saved = SAVED_BY_CALC / f"{pair['name']}.xlsx"
+    assert saved.is_file(), f"no saved workbook for {pair['name']} in {SAVED_BY_CALC} (see its README)"
+    evaluator = pair["evaluator"]
+    folder = EXAMPLES / pair["app"] / task_id(pair, "verbose")
+    gold = folder / evaluator["expected"]["path"].split("/")[-1]
+    assert METRICS[evaluator["func"]](str(saved), str(gold), **evaluator["options"]) == 1.0
+
+
+@pytest.mark.parametrize("pair", _calc_gui_pairs(), ids=lambda p: p["name"])
+def test_calc_solutions_wait_for_text_only_the_save_writes(pair):
+    """A Calc solution's last wait (the saved file holds some text) must not hold on the start workbook,
+    or the replay ends before Calc has saved (the AutoFilter task once waited for 'autoFilter', which
+    openpyxl's workbook.xml already says)."""
+    from desktop_env.envs.locate import file_contains
+    from evaluation_examples.generators.common import EXAMPLES, task_id
+
+    folder = EXAMPLES / pair["app"] / task_id(pair, "verbose")
+    start = next(s for s in pair["config"] if s["type"] == "copyfile_from_host_to_guest")["parameters"]["src"]
+    waits = [s["for"]["contains"] for s in pair["solution"] if s.get("gui") == "wait" and "contains" in s["for"]]
+    assert waits, "the solution waits for the saved file"
+    saved = (SAVED_BY_CALC / f"{pair['name']}.xlsx").read_bytes()
+    for text in waits:
+        assert not file_contains((folder / start.split("/")[-1]).read_bytes(), text), f"the start file holds {text!r}"
+        assert file_contains(saved, text), f"Calc's saved workbook lacks {text!r}"
