@@ -329,3 +329,24 @@ def test_a_task_error_mid_episode_records_the_steps_taken(tmp_path):
     lines = [ln for ln in (folder / "traj.jsonl").read_text().splitlines() if ln.strip()]
     assert status["steps"] == len(lines) == 2
     assert json.loads((folder / "status.json").read_text())["steps"] == 2
+
+
+@pytest.mark.parametrize("replays_solution", [False, True])
+def test_max_steps_limits_agents_not_the_reference_solution(tmp_path, replays_solution):
+    """--max_steps is an agent's budget: an agent with more actions is stopped there, while the oracle
+    replays its whole solution and its DONE (a Calc dialog task's solution has 17 GUI steps)."""
+    from desktop_env.harness.episode import run_episode
+    from desktop_env.tasks import load_task
+
+    task = load_task(SAMPLES / "examples/os" / OS_TASK / f"{OS_TASK}.json")
+    env = _RecordingEnv(tmp_path / "cache")
+    env.evaluate = lambda: 0.0  # scored when the limit stops the agent
+    steps = [{"command": f"touch /tmp/x{i}", "shell": True} for i in range(8)]
+    agent = _ScriptedAgent(steps, replays_solution)
+    folder = tmp_path / "episode"
+    folder.mkdir()
+    out = run_episode(env, agent, task, parse_args(["--max_steps", "5"]), folder, deadline=float("inf"))
+    if replays_solution:
+        assert len(env.commands) == 8 and env.steps == ["DONE"] and out["steps"] == 9
+    else:
+        assert out["steps"] == 5 and env.commands == [] and len(env.steps) == 5

@@ -102,6 +102,11 @@ def run_episode(env, agent, task, args, folder: Path, deadline: float) -> dict:
     step, done, score = 0, False, None
     last_type, last_parse_error = None, False
     replays_solution = bool(getattr(agent, "replays_solution", False))
+    max_steps = args.max_steps
+    if replays_solution:  # the reference solution is replayed whole: --max_steps is the agents' budget
+        max_steps = max(max_steps, len(getattr(agent, "actions", ())) + 1)
+    if hasattr(env, "max_steps"):
+        env.max_steps = max_steps
     instruction = task.instruction
     if getattr(args, "rag", False):
         from desktop_env.rag import augment_instruction, default_index_path
@@ -125,7 +130,7 @@ def run_episode(env, agent, task, args, folder: Path, deadline: float) -> dict:
             }, ensure_ascii=False) + "\n")
             traj.flush()
 
-        while not done and step < args.max_steps:
+        while not done and step < max_steps:
             check_time()
             response, actions = agent.predict(instruction, obs)
             turn = agent.last_turn
@@ -161,7 +166,7 @@ def run_episode(env, agent, task, args, folder: Path, deadline: float) -> dict:
                     done, score = True, float(reward)
                     break
                 check_time()
-                if step >= args.max_steps:
+                if step >= max_steps:
                     break
     if args.record:
         try:
