@@ -14,8 +14,9 @@ folder), and then one of:
 Optional keys: ``files`` (file name -> text, written beside the task), ``gen`` (a
 function given the task's folder, writing binary files such as workbooks), ``snapshot``
 (default ``data``; ``data:superset`` starts the task from that warm state, ``base`` or
-``base:chromium`` puts the pair on the base image) and ``smoke`` (the guidance, ``verbose`` or
-``abstract``, whose twin also joins ``test_smoke.json``, which CI runs).
+``base:chromium`` puts the pair on the base image), ``smoke`` (the guidance, ``verbose`` or
+``abstract``, whose twin also joins ``test_smoke.json``, which CI runs) and ``unproven`` (the
+pair's tasks are written but listed in no index file until ``tasks verify`` has proven them).
 
 ``write_pairs`` writes each pair as two tasks, a verbose and an abstract twin linked
 through ``counterpart``, and lists them in the index files (:func:`index_files`).
@@ -248,8 +249,12 @@ def write_pairs(pairs: list[dict]) -> None:
 
     The pairs are indexed one ``id_seed`` at a time, in seed order, verbose ids before abstract
     ones within a seed: the order the batch scripts listed them in, so that an index rebuilt
-    from scratch comes out as the committed one.
+    from scratch comes out as the committed one. An ``unproven`` pair's tasks are written and
+    indexed nowhere.
     """
+    for pair in (p for p in pairs if p.get("unproven")):
+        write_pair(pair)
+    pairs = [p for p in pairs if not p.get("unproven")]
     for seed in sorted({p["id_seed"] for p in pairs}):
         by_guidance: dict[str, dict[str, list[str]]] = {g: {} for g in GUIDANCES}
         both: dict[tuple[str, ...], dict[str, list[str]]] = {}
