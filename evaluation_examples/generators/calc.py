@@ -589,7 +589,6 @@ def gui_pairs() -> list[dict]:
         {
             **GUI_COMMON,
             "name": "calc_split_semicolon_column",
-            "unproven": True,
             "category": "traditional_data_processing",
             "action_number": 5,
             "source": ["https://help.libreoffice.org/latest/en-US/text/scalc/01/text2columns.html"],
@@ -622,7 +621,6 @@ def gui_pairs() -> list[dict]:
         {
             **GUI_COMMON,
             "name": "calc_pivot_revenue_by_region",
-            "unproven": True,
             "category": "data_analysis_and_visualization",
             "action_number": 6,
             "source": ["https://help.libreoffice.org/latest/en-US/text/scalc/guide/datapilot_createtable.html"],
