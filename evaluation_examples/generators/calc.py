@@ -350,6 +350,12 @@ def menu(*path: str, role: str = "menu-item") -> list[dict]:
             + [{"gui": "click", "target": {"role": role, "name": item}}])
 
 
+def confirm(dialog: dict) -> list[dict]:
+    """Click ``dialog``'s OK button and wait until the dialog is gone."""
+    return [{"gui": "click", "target": {"role": "push-button", "name": "OK", "within": dialog}},
+            {"gui": "wait", "for": {"gone": dialog}}]
+
+
 def save_xlsx(name: str, contains: str) -> list[dict]:
     """Solution tail: Ctrl+S once Calc is idle (the image turns off the keep-format question), then
     wait until the saved file holds ``contains``: text that Calc's save writes and the start workbook
@@ -542,8 +548,7 @@ def gui_pairs() -> list[dict]:
                 {"gui": "click", "target": {"role": "toggle-button", "index": 2, "within": CONDITIONAL},
                  "note": "the Apply Style list (Accent)"},
                 {"gui": "click", "target": {"role": "table-cell", "name": "Good"}},
-                {"gui": "click", "target": {"role": "push-button", "name": "OK", "within": CONDITIONAL}},
-                {"gui": "wait", "for": {"gone": CONDITIONAL}},
+                *confirm(CONDITIONAL),
             ] + save_xlsx("team_sales.xlsx", "conditionalFormatting"),
         },
         {
@@ -582,8 +587,7 @@ def gui_pairs() -> list[dict]:
                 {"gui": "click", "target": {"role": "table-cell", "name": "List"}},
                 {"gui": "type", "target": {"role": "text", "index": 0, "within": VALIDITY},
                  "text": "\n".join(REGIONS), "note": "the Entries box"},
-                {"gui": "click", "target": {"role": "push-button", "name": "OK", "within": VALIDITY}},
-                {"gui": "wait", "for": {"gone": VALIDITY}},
+                *confirm(VALIDITY),
             ] + save_xlsx("orders.xlsx", "dataValidation"),
         },
         {
@@ -614,8 +618,7 @@ def gui_pairs() -> list[dict]:
             "solution": first_cell("export.xlsx", "A1:A21") + menu("Data", "Text to Columns...") + [
                 {"gui": "click", "target": {"role": "check-box", "name": "Semicolon", "within": TEXT_TO_COLUMNS}},
                 {"gui": "wait", "for": {"role": "check-box", "name": "Semicolon", "state": "checked"}},
-                {"gui": "click", "target": {"role": "push-button", "name": "OK", "within": TEXT_TO_COLUMNS}},
-                {"gui": "wait", "for": {"gone": TEXT_TO_COLUMNS}},
+                *confirm(TEXT_TO_COLUMNS),
             ] + save_xlsx("export.xlsx", "LibreOffice"),
         },
         {
@@ -655,8 +658,7 @@ def gui_pairs() -> list[dict]:
                 {"gui": "drag", "target": {"role": "table-cell", "name": "Revenue", "within": PIVOT_LAYOUT},
                  "to": {"role": "tree-table", "index": 2, "within": PIVOT_LAYOUT}},
                 {"gui": "wait", "for": {"role": "table-cell", "name": "Sum - Revenue", "within": PIVOT_LAYOUT}},
-                {"gui": "click", "target": {"role": "push-button", "name": "OK", "within": PIVOT_LAYOUT}},
-                {"gui": "wait", "for": {"gone": PIVOT_LAYOUT}},
+                *confirm(PIVOT_LAYOUT),
             ] + save_xlsx("team_sales.xlsx", "pivotTable"),
         },
     ]
