@@ -6,12 +6,19 @@ tasks: their reference solutions are commands; the web UI (http://localhost:8088
 as well. Setup starts PostgreSQL and Superset; the evaluators read Superset's metadata
 database (``/home/user/.superset/superset.db``, SQLite).
 
+The GUI pairs (the GUI suite) do the same kind of work in Superset's own web UI, in Chromium,
+from the ``superset`` warm state: register a dataset, build charts, save a query in SQL Lab.
+Their setups prepare what each needs through the REST API; their evaluators read the metadata
+database too (a saved query's SQL is also run, read-only, on ``analytics``).
+
 Regenerate with ``python3 -m evaluation_examples.generators superset`` from the repository
 root (see the package docstring).
 """
 from __future__ import annotations
 
-from .common import START_POSTGRES, bash, cmd, write_pairs
+import json
+
+from .common import START_POSTGRES, bash, cmd, page_target, write_pairs
 
 SUPERSET = "http://localhost:8088"
 
@@ -95,17 +102,22 @@ PY
 echo EVAL_OK
 """
 
-DATASET_EVAL = META + """rows=$(meta "SELECT t.id, coalesce(t.schema, '') FROM tables t JOIN dbs d ON d.id = t.database_id WHERE lower(d.database_name) = 'analytics' AND t.table_name = 'orders'")
-[ -n "$rows" ] || fail "no dataset on table orders of the analytics database ($(meta 'SELECT table_name FROM tables' | tr '\\n' ' '))"
-id=${rows%%|*}
-schema=${rows#*|}
+def dataset_eval(table: str, columns: list[str]) -> str:
+    """eval.sh body: a dataset on ``analytics``'s table public.``table`` with (at least) ``columns``."""
+    return META + f"""rows=$(meta "SELECT t.id, coalesce(t.schema, '') FROM tables t JOIN dbs d ON d.id = t.database_id WHERE lower(d.database_name) = 'analytics' AND t.table_name = '{table}'")
+[ -n "$rows" ] || fail "no dataset on table {table} of the analytics database ($(meta 'SELECT table_name FROM tables' | tr '\\n' ' '))"
+id=${{rows%%|*}}
+schema=${{rows#*|}}
 [ "$schema" = public ] || [ -z "$schema" ] || fail "the dataset is on schema $schema, not public"
 cols=$(meta "SELECT group_concat(column_name, ',') FROM (SELECT column_name FROM table_columns WHERE table_id = $id ORDER BY column_name)")
-for c in id customer_id order_date status; do
+for c in {' '.join(columns)}; do
   case ",$cols," in *",$c,"*) ;; *) fail "the dataset lacks the column $c (has: $cols)";; esac
 done
 echo EVAL_OK
 """
+
+
+DATASET_EVAL = dataset_eval("orders", ["id", "customer_id", "order_date", "status"])
 
 DATASET_CURL = """B=http://127.0.0.1:8088
 TOKEN=$(curl -fsS -H 'Content-Type: application/json' -d '{"username": "admin", "password": "admin", "provider": "db"}' $B/api/v1/security/login | jq -r .access_token)
@@ -116,6 +128,11 @@ curl -fsS -b /tmp/superset.jar -H "Authorization: Bearer $TOKEN" -H "X-CSRFToken
 
 def pairs() -> list[dict]:
     """The task pairs of this module (``common`` describes their keys)."""
+    return cli_pairs() + gui_pairs()
+
+
+def cli_pairs() -> list[dict]:
+    """cli pairs: a command or the REST API from the terminal."""
     return [
         {
             "name": "superset_register_analytics_database",
@@ -174,6 +191,283 @@ def pairs() -> list[dict]:
                                                           "until": {"returncode": 0}, "timeout_s": 600}}],
             "eval": DATASET_EVAL,
             "solution": [cmd(DATASET_CURL)],
+        },
+    ]
+
+
+# -- GUI pairs: Superset's web UI in Chromium (the GUI suite) ----------------------------------------------------
+
+
+def ui(css: str, text: str | None = None, path: str = "") -> dict:
+    """A GUI-step target in Superset's web UI (the page's DOM; ``text`` narrows by visible text) on the page
+    whose URL starts with ``path``."""
+    return page_target(css, text, SUPERSET + path)
+
+
+def prepare(datasets: list[str], charts: dict[str, tuple[str, str, dict]] | None = None) -> list[dict]:
+    """Setup of a GUI task: PostgreSQL and Superset (already running in the ``superset`` warm state), the
+    ``analytics`` connection, a dataset on each of ``datasets`` (its tables in public) and the saved ``charts``
+    (name -> dataset, viz_type, form data), through the REST API; idempotent, so that a retried step does no
+    harm."""
+    code = REGISTER_PY + f"""ids = {{}}
+for table in {datasets!r}:
+    found = api("GET", "/api/v1/dataset/?q=(filters:!((col:table_name,opr:eq,value:" + table + ")))")["result"]
+    ids[table] = found[0]["id"] if found else api("POST", "/api/v1/dataset/", {{
+        "database": db["id"], "schema": "public", "table_name": table}})["id"]
+    print("dataset", table, ids[table])
+for name, (table, viz, form) in {charts or {}!r}.items():
+    if not api("GET", "/api/v1/chart/?q=(filters:!((col:slice_name,opr:eq,value:'" + name.replace(" ", "%20") + "')))")["result"]:
+        form = {{**form, "datasource": f"{{ids[table]}}__table", "viz_type": viz}}
+        api("POST", "/api/v1/chart/", {{"slice_name": name, "viz_type": viz, "datasource_id": ids[table],
+                                        "datasource_type": "table", "params": json.dumps(form)}})
+    print("chart", name)
+"""
+    return [START_POSTGRES, START_SUPERSET,
+            {"type": "execute", "parameters": {"command": bash(python_heredoc(code)), "until": {"returncode": 0},
+                                               "timeout_s": 600}}]
+
+
+#: Evaluator helper (python3): the saved chart named argv[1] must have the properties of the JSON spec argv[2]:
+#: ``viz`` (accepted viz_type values), ``table`` (its dataset's table in analytics), ``columns`` (the columns it
+#: groups by, in the form data's ``x_axis`` and ``groupby``) and ``metrics`` (each as AGG(column) or COUNT(*)).
+CHART_PY = r"""import json, re, sqlite3, sys
+name, spec = sys.argv[1], json.loads(sys.argv[2])
+con = sqlite3.connect("file:/home/user/.superset/superset.db?mode=ro", uri=True)
+rows = con.execute("SELECT s.slice_name, s.viz_type, s.params, t.table_name, d.database_name FROM slices s "
+                   "LEFT JOIN tables t ON t.id = s.datasource_id AND s.datasource_type = 'table' "
+                   "LEFT JOIN dbs d ON d.id = t.database_id").fetchall()
+mine = [r for r in rows if (r[0] or "").strip().lower() == name.lower()]
+if len(mine) != 1:
+    sys.exit(f"{len(mine)} saved charts are named {name!r}, one wanted (charts: {[r[0] for r in rows]})")
+_, viz, params, table, database = mine[0]
+form = json.loads(params or "{}")
+def column(c):
+    if isinstance(c, dict):
+        c = c.get("column_name") or c.get("sqlExpression") or c.get("label") or ""
+    return str(c).strip().strip('"').lower()
+def metric(m):
+    if isinstance(m, str):
+        return "COUNT(*)" if m == "count" else m.upper()
+    if m.get("expressionType") == "SQL":
+        text = re.sub(r"\s+", "", m.get("sqlExpression") or "").upper()
+    else:
+        col = (m.get("column") or {}).get("column_name") or "*"
+        text = f"{m.get('aggregate') or ''}({col})".upper()
+    return "COUNT(*)" if text in ("COUNT(1)", "COUNT(ID)") else text.replace('"', "")
+problems = []
+if viz not in spec["viz"]:
+    problems.append(f"it is a {viz} chart, not {spec['viz'][0]}")
+if (database, table) != ("analytics", spec["table"]):
+    problems.append(f"it charts the dataset {table} of {database}, not {spec['table']} of analytics")
+grouped = [column(c) for c in [form.get("x_axis"), *(form.get("groupby") or [])] if c]
+if sorted(grouped) != sorted(spec["columns"]):
+    problems.append(f"it groups by {grouped or 'nothing'}, not {spec['columns']}")
+metrics = [metric(m) for m in ([form["metric"]] if form.get("metric") else form.get("metrics") or [])]
+if metrics != spec["metrics"]:
+    problems.append(f"its metrics are {metrics or 'none'}, not {spec['metrics']}")
+if problems:
+    sys.exit(f"the chart {name!r}: " + "; ".join(problems))
+"""
+
+
+def chart_eval(name: str, spec: dict) -> str:
+    """eval.sh body: Superset has one saved chart ``name`` as ``spec`` says (see :data:`CHART_PY`)."""
+    return f"""why=$(python3 - {name!r} '{json.dumps(spec)}' <<'PY' 2>&1
+{CHART_PY}PY
+)
+[ -z "$why" ] || fail "$why"
+echo EVAL_OK
+"""
+
+
+#: Evaluator helper (python3): the saved query labelled argv[1] on analytics, whose SQL (run read-only as the
+#: desktop user) returns the same rows, in the same order, as the reference SQL argv[2].
+SAVED_QUERY_PY = r"""import sqlite3, subprocess, sys
+label, reference = sys.argv[1], sys.argv[2]
+con = sqlite3.connect("file:/home/user/.superset/superset.db?mode=ro", uri=True)
+rows = con.execute("SELECT q.label, q.sql, d.database_name FROM saved_query q LEFT JOIN dbs d ON d.id = q.db_id").fetchall()
+mine = [r for r in rows if (r[0] or "").strip().lower() == label.lower()]
+if len(mine) != 1:
+    sys.exit(f"{len(mine)} saved queries are named {label!r}, one wanted (saved: {[r[0] for r in rows]})")
+_, sql, database = mine[0]
+if database != "analytics":
+    sys.exit(f"the saved query {label!r} runs on {database}, not analytics")
+def run(text):
+    out = subprocess.run(["psql", "-X", "-A", "-t", "-F", "|", "-v", "ON_ERROR_STOP=1", "-d", "analytics"],
+                         input="SET default_transaction_read_only = on;\n" + text.strip().rstrip(";") + ";\n",
+                         capture_output=True, text=True, timeout=120)
+    if out.returncode:
+        sys.exit(f"the saved query {label!r} fails: {out.stderr.strip()[:300]}")
+    return [line for line in out.stdout.splitlines() if line and line != "SET"]
+got, want = run(sql), run(reference)
+if got != want:
+    sys.exit(f"the saved query {label!r} returns {got[:8]}, not {want[:8]}")
+"""
+
+
+def saved_query_eval(label: str, reference: str) -> str:
+    """eval.sh body: Superset has one saved query ``label`` whose rows are those of ``reference``."""
+    return f"""why=$(python3 - {label!r} {reference!r} <<'PY' 2>&1
+{SAVED_QUERY_PY}PY
+)
+[ -z "$why" ] || fail "$why"
+echo EVAL_OK
+"""
+
+
+#: The keys every Superset GUI-suite pair shares.
+GUI_COMMON = {"id_seed": "gui_suite", "app": "superset", "snapshot": "data:superset", "gui_suite": True,
+              "related_apps": ["superset", "chromium", "postgresql"], "category": "data_analysis_and_visualization",
+              "interface": "gui"}
+
+#: Navigation bar links of Superset's pages.
+NAV_DATASETS = {"gui": "click", "target": ui('a[href="/tablemodelview/list/"]'), "note": "Datasets in the top bar"}
+NAV_CHARTS = {"gui": "click", "target": ui('a[href="/chart/list/"]'), "note": "Charts in the top bar"}
+
+
+def pick(select_css: str, option: str, path: str) -> list[dict]:
+    """GUI steps choosing ``option`` in the drop-down ``select_css`` (Ant Design: its options are drawn in a
+    list of their own when it opens)."""
+    return [{"gui": "click", "target": ui(select_css, path=path)},
+            {"gui": "click", "target": ui(".ant-select-item-option", option, path=path)}]
+
+
+def new_chart(dataset: str, viz: str) -> list[dict]:
+    """GUI steps from any page to the chart editor: Charts, + Chart, the dataset, the chart type, Create new chart."""
+    return [NAV_CHARTS,
+            {"gui": "click", "target": ui("button.ant-btn-primary", "Chart", path="/chart/list/")},
+            *pick("[data-test=Dataset]", dataset, "/chart/add"),
+            {"gui": "click", "target": ui("[data-test=viztype-selector-container]", viz, path="/chart/add")},
+            {"gui": "click", "target": ui("button:not([disabled])", "Create new chart", path="/chart/add")},
+            {"gui": "wait", "for": {"url_is": SUPERSET + "/explore/"}}]
+
+
+def drop(field: str, control: str) -> list[dict]:
+    """GUI steps dragging ``field`` (a column or metric of the editor's left panel) onto the ``control`` box
+    (``groupby``, ``metric``...) and waiting until the box shows it."""
+    return [{"gui": "drag", "target": ui("[data-test=DatasourcePanelDragOption]", field, path="/explore/"),
+             "to": ui(f"[data-test={control}] [data-test=dnd-labels-container]", path="/explore/")},
+            {"gui": "wait", "for": ui(f"[data-test={control}] [data-test=control-label]", field, path="/explore/")}]
+
+
+def save_chart(name: str) -> list[dict]:
+    """GUI steps drawing the chart (Create chart), then Save: its name, Save, until the dialog is gone."""
+    return [{"gui": "click", "target": ui("[data-test=run-query-button]", path="/explore/")},
+            {"gui": "click", "target": ui("[data-test=query-save-button]", path="/explore/")},
+            {"gui": "type", "target": ui("[data-test=new-chart-name]", path="/explore/"), "text": name},
+            {"gui": "click", "target": ui("[data-test=btn-modal-save]", path="/explore/"), "essential": True},
+            {"gui": "wait", "for": {"gone": ui("[data-test=save-modal-body]", path="/explore/")}}]
+
+
+STATUS_SQL = "SELECT status, count(*) AS orders FROM orders GROUP BY status ORDER BY orders DESC, status"
+
+
+def gui_pairs() -> list[dict]:
+    """GUI pairs: work in Superset's own web UI in Chromium (the GUI suite)."""
+    common = {**GUI_COMMON, "unproven": True}
+    return [
+        {
+            **common,
+            "name": "superset_gui_customers_dataset",
+            "action_number": 8,
+            "source": ["https://superset.apache.org/docs/using-superset/creating-your-first-dashboard"],
+            "abstract": "In Superset (open in Chromium, signed in as admin), the PostgreSQL database analytics is "
+                        "connected but its table customers cannot be charted yet. Register the table public.customers "
+                        "as a Superset dataset.",
+            "verbose": "Register a table as a dataset in Superset's web UI:\n"
+                       "1. In the Superset tab in Chromium, click Datasets in the top bar, then + Dataset at the top "
+                       "right.\n"
+                       "2. In the left-hand panel choose the database analytics, the schema public and the table "
+                       "customers.\n"
+                       "3. When the columns of customers are shown, click Create and explore dataset at the bottom "
+                       "right (the chart-type page that opens next can be left as it is).",
+            "config": prepare([]),
+            "eval": dataset_eval("customers", ["id", "first_name", "last_name", "email"]),
+            "solution": [
+                NAV_DATASETS,
+                {"gui": "click", "target": ui("button.ant-btn-primary", "Dataset", path="/tablemodelview/list/")},
+                *pick("[data-test=select-database]", "analytics", "/dataset/add/"),
+                *pick('[data-test="Select schema"]', "public", "/dataset/add/"),
+                *pick('[data-test="Select table or type to search tables"]', "customers", "/dataset/add/"),
+                {"gui": "key", "keys": "escape", "note": "the table list stays open after the choice"},
+                {"gui": "click", "target": ui("button.ant-btn-primary:not([disabled])", "Create and explore dataset",
+                                              path="/dataset/add/"),
+                 "essential": True, "note": "enabled once the table's columns are read"},
+                {"gui": "wait", "for": {"url_is": SUPERSET + "/chart/add"}, "note": "the dataset is created"},
+            ],
+        },
+        {
+            **common,
+            "name": "superset_gui_orders_status_pie",
+            "action_number": 10,
+            "source": ["https://superset.apache.org/docs/using-superset/exploring-data"],
+            "abstract": "In Superset (open in Chromium, signed in as admin), build a pie chart of how many orders have "
+                        "each status, from the dataset orders, and save it as a chart named Orders by status.",
+            "verbose": "Build and save a pie chart in Superset's chart editor:\n"
+                       "1. In the Superset tab in Chromium, click Charts in the top bar, then + Chart.\n"
+                       "2. Choose the dataset orders and the chart type Pie Chart; click Create new chart.\n"
+                       "3. Drag the column status from the left-hand panel onto Dimensions, and the metric COUNT(*) "
+                       "onto Metric.\n"
+                       "4. Click Create chart to draw it, then Save at the top right; name the chart Orders by "
+                       "status and click Save.",
+            "config": prepare(["orders"]),
+            "eval": chart_eval("Orders by status", {"viz": ["pie"], "table": "orders", "columns": ["status"],
+                                                    "metrics": ["COUNT(*)"]}),
+            "solution": [*new_chart("orders", "Pie Chart"), *drop("status", "groupby"), *drop("COUNT(*)", "metric"),
+                         *save_chart("Orders by status")],
+        },
+        {
+            **common,
+            "name": "superset_gui_saved_query",
+            "action_number": 9,
+            "source": ["https://superset.apache.org/docs/using-superset/exploring-data#sql-lab"],
+            "abstract": "In Superset's SQL Lab (Superset is open in Chromium, signed in as admin), write a query on the "
+                        "analytics database that counts the orders of each status (columns status and orders, most "
+                        "orders first, ties by status), run it, and save it as a query named Orders per status.",
+            "verbose": "Write, run and save a query in Superset's SQL Lab:\n"
+                       "1. In the Superset tab in Chromium, open SQL > SQL Lab in the top bar (or go to "
+                       "http://localhost:8088/sqllab/); if no query tab is open, click Add a new tab.\n"
+                       "2. With the database analytics chosen on the left, replace the editor's text with:\n"
+                       f"   {STATUS_SQL}\n"
+                       "3. Run it (Run, or Ctrl+Enter) and check the five statuses in the results.\n"
+                       "4. Click the Save button beside Limit; name the query Orders per status and click Save.",
+            "config": prepare([]),
+            "eval": saved_query_eval("Orders per status", STATUS_SQL),
+            "solution": [
+                {"gui": "click", "target": ui(".ant-menu-submenu-title", "SQL"), "note": "SQL in the top bar"},
+                {"gui": "click", "target": ui("a", "SQL Lab")},
+                {"gui": "wait", "for": {"url_is": SUPERSET + "/sqllab"}},
+                {"gui": "click", "target": ui("[role=tab]", "Add a new tab", path="/sqllab")},
+                {"gui": "click", "target": ui(".ace_editor .ace_content", path="/sqllab")},
+                {"gui": "key", "keys": "ctrl+a", "note": "replace the editor's placeholder text"},
+                {"gui": "type", "text": STATUS_SQL},
+                {"gui": "key", "keys": "ctrl+enter"},
+                {"gui": "wait", "for": ui("[data-test=south-pane] [role=grid]", path="/sqllab")},
+                {"gui": "click", "target": ui("button[aria-label=Save]", path="/sqllab")},
+                {"gui": "click", "target": ui("[role=dialog] input", path="/sqllab")},
+                {"gui": "key", "keys": "ctrl+a", "note": "the name field holds Untitled Query 1"},
+                {"gui": "type", "text": "Orders per status"},
+                {"gui": "click", "target": ui("[role=dialog] button.ant-btn-primary", "Save", path="/sqllab"),
+                 "essential": True},
+                {"gui": "wait", "for": {"gone": ui("[role=dialog]", path="/sqllab")}},
+            ],
+        },
+        {
+            **common,
+            "name": "superset_gui_email_report_infeasible",
+            "action_number": 6,
+            "infeasible": True,
+            "config": prepare(["orders"], {"Orders by status": ("orders", "pie", {"groupby": ["status"],
+                                                                                  "metric": "count"})}),
+            "source": ["https://superset.apache.org/docs/configuration/alerts-reports"],
+            "abstract": "In Superset (open in Chromium), schedule an email report that sends the chart Orders by status "
+                        "to finance@example.com every Monday at 08:00. If this cannot be done here, say so.",
+            "verbose": "Schedule an email report in Superset:\n"
+                       "1. Open Settings > Alerts & Reports (or a chart's ... menu > Manage email report).\n"
+                       "2. Add a report on the chart Orders by status, recipient finance@example.com, schedule "
+                       "every Monday at 08:00, and save it.\n"
+                       "If this Superset has no Alerts & Reports (the feature is switched off and no mail server is "
+                       "configured), do not work around it: report that the task cannot be done.",
         },
     ]
 
