@@ -22,6 +22,10 @@ log = logging.getLogger(__name__)
 POLL_S = 1.0
 #: Wheel scrolls tried to bring a page element into view before giving up on scrolling.
 MAX_SCROLLS = 40
+#: How far (pixels) a page element may be found from where it was a look before and still be acted on.
+MOVE_TOLERANCE_PX = 2
+#: Seconds between the look that found a page element and the look that checks it held still.
+SETTLE_S = 0.3
 
 
 def as_action(c13: dict, env):
@@ -64,17 +68,22 @@ def run_gui_step(env, action: dict, deadline: float):
                 log.error("%s", info["error"])
             return env.observe(), 0.0, False, False, info
         boxes = {}
-        for role, target in (("", step.target), ("the drop target ", step.to)):
-            if target is None:
-                continue
-            found = _locate(env, loc, target, end, info)
-            if found.box is None:
-                info["locate_s"] = round(time.monotonic() - t0, 1)
-                info["error"] = (f"{label} could not locate {role}{target.describe()} within "
-                                 f"{time.monotonic() - t0:.0f} s (limit {name}): {found.reason}")
-                log.error("%s", info["error"])
-                return env.observe(), 0.0, False, False, info
-            boxes[role] = found.box
+        targets = [(role, target) for role, target in (("", step.target), ("the drop target ", step.to)) if target]
+        while True:
+            for role, target in targets:
+                found = _locate(env, loc, target, end, info)
+                if found.box is None:
+                    info["locate_s"] = round(time.monotonic() - t0, 1)
+                    info["error"] = (f"{label} could not locate {role}{target.describe()} within "
+                                     f"{time.monotonic() - t0:.0f} s (limit {name}): {found.reason}")
+                    log.error("%s", info["error"])
+                    return env.observe(), 0.0, False, False, info
+                boxes[role] = found.box
+            moved = _moved(loc, targets, boxes)
+            if not moved or time.monotonic() + POLL_S > end:
+                break
+            info["relocated"] = info.get("relocated", 0) + 1  # a page still laying out: look again
+            log.info("%s: %s moved while it was located; locating again", label, moved)
         box, to_box = boxes.get(""), boxes.get("the drop target ")
         if box is not None:
             info["located"] = box.to_json()
@@ -122,6 +131,30 @@ def _locate(env, loc: Locator, target: Target, end: float, info: dict) -> Found:
         if time.monotonic() + POLL_S > end:
             return found
         time.sleep(POLL_S)
+
+
+def _moved(loc: Locator, targets: list, boxes: dict) -> str:
+    """The first page (DOM) target whose box is no longer where it was located, "" when none moved.
+
+    A web page still laying out (a panel filling in above, a font arriving) shifts its elements
+    between the look and the act: a drag then starts on the element above. Desktop (accessibility)
+    targets are not looked at again: a look costs seconds there, and their windows do not reflow.
+    """
+    if any(target.kind == "dom" for _, target in targets):
+        time.sleep(SETTLE_S)
+    for role, target in targets:
+        if target.kind != "dom":
+            continue
+        try:
+            again = loc.find(target).box
+        except Exception as exc:  # noqa: BLE001 - see _poll
+            log.debug("looking again for %s: %s", target.describe(), exc)
+            again = None
+        box = boxes[role]
+        if again is None or max(abs(again.x - box.x), abs(again.y - box.y), abs(again.w - box.w),
+                                abs(again.h - box.h)) > MOVE_TOLERANCE_PX:
+            return f"{role}{target.describe()}"
+    return ""
 
 
 def _acts(step: GuiStep, box, to_box) -> list[dict]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import io
 import json
 import subprocess
+import time
 import uuid
 import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
@@ -346,3 +347,66 @@ def test_a_spreadsheet_s_cells_are_read_last_or_left_out(client, server, apps, x
     assert sheet.get("cells") == "not-read" and len(sheet) == 0
     assert without["nodes"] < r["nodes"]
     assert any(m.get("name") == "Data" for m in ET.fromstring(without["AT"]).iter("menu")), "the menu bar is read"
+
+
+# -- GUI-step replay on a page still laying out ---------------------------------------------------
+
+class _ReplayEnv:
+    """What ``run_gui_step`` needs of an environment: a controller, DevTools and pyautogui actions."""
+
+    action_space_name = "pyautogui"
+
+    def __init__(self, client, cdp_url: str):
+        self.controller, self.cdp_url, self.screen = client, cdp_url, SCREEN
+
+    def step(self, code, counts_as_step=True):
+        reply = self.controller.run_pyautogui(code)
+        return {}, 0.0, False, False, {"error": reply.get("error")} if reply.get("returncode") else {}
+
+    def observe(self):
+        return {}
+
+
+def test_a_click_waits_until_the_page_stops_moving_its_target(client, apps, xsession, tmp_path):
+    """A panel filling in above a button shifts it down for 3 s: the click must land on the button where it
+    comes to rest, not where it was first seen (the title records the panel's height at the click)."""
+    from playwright.sync_api import sync_playwright
+    from vmsrv_harness import free_port
+
+    from desktop_env.harness.gui_replay import run_gui_step
+
+    page = tmp_path / "moving.html"
+    page.write_text("<!doctype html><title>moving</title><body style='margin:0'><div id=pad></div>"
+                    "<button id=go style='height:40px;width:200px' onclick=\"document.title='clicked at '"
+                    "+pad.offsetHeight\">Go</button><script>function start() { let h = 0; const t = setInterval("
+                    "() => { h += 4; pad.style.height = h + 'px'; if (h >= 200) clearInterval(t); }, 60); }"
+                    "</script>")
+    port = free_port()
+    apps.launch(["chromium", "--no-sandbox", "--no-first-run", "--disable-background-networking", "--disable-gpu",
+                 "--disable-dev-shm-usage", "--password-store=basic", "--window-position=0,0",
+                 "--window-size=800,600", f"--remote-debugging-port={port}",
+                 f"--user-data-dir={tmp_path / 'profile'}", page.as_uri()])
+    cdp = f"http://127.0.0.1:{port}"
+
+    def started():
+        with sync_playwright() as pw:
+            browser = pw.chromium.connect_over_cdp(cdp, timeout=5000)
+            tab = next(t for c in browser.contexts for t in c.pages if t.url.endswith("moving.html"))
+            tab.evaluate("start()")
+            return True
+
+    wait_until(lambda: _quietly(started), 90, "Chromium's DevTools and the page", interval_s=1.0)
+    _, _, _, _, info = run_gui_step(_ReplayEnv(client, cdp), {"gui_step": {"gui": "click", "target": {"css": "#go"}},
+                                                              "index": 0}, time.monotonic() + 90)
+    assert "error" not in info, info
+    assert info.get("relocated", 0) >= 1, info
+    wait_until(lambda: any(t.startswith("clicked at") for t in xsession.window_titles()), 20, "the button's click")
+    assert any(t.startswith("clicked at 200") for t in xsession.window_titles()), xsession.window_titles()
+
+
+def _quietly(look):
+    """``look()``, or None when it raises (not ready yet)."""
+    try:
+        return look()
+    except Exception:  # noqa: BLE001 - polled until ready
+        return None
