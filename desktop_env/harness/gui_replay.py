@@ -24,6 +24,8 @@ POLL_S = 1.0
 MAX_SCROLLS = 40
 #: How far (pixels) a page element may be found from where it was a look before and still be acted on.
 MOVE_TOLERANCE_PX = 2
+#: Pixels a page drag first moves the pointer with the button down (past Chromium's drag threshold).
+DRAG_NUDGE_PX = 10
 #: Seconds between the look that found a page element and the look that checks it held still.
 SETTLE_S = 0.3
 
@@ -169,7 +171,18 @@ def _acts(step: GuiStep, box, to_box) -> list[dict]:
         out.append({"action_type": "MOVE_TO", "x": x, "y": y})
     elif step.act == "drag":
         tx, ty = to_box.point()
-        out += [{"action_type": "MOVE_TO", "x": x, "y": y}, {"action_type": "DRAG_TO", "x": tx, "y": ty}]
+        if step.target.kind == "dom":
+            # A web page's drag and drop (HTML5): Chromium starts its drag session only once the pointer moved
+            # with the button down, and takes the drop from pointer motion inside the target; a tweened
+            # dragTo can end before the session starts. So: press, nudge, move over, move within, release.
+            out += [{"action_type": "MOVE_TO", "x": x, "y": y}, {"action_type": "MOUSE_DOWN", "button": "left"},
+                    {"action_type": "MOVE_TO", "x": x + DRAG_NUDGE_PX, "y": y + DRAG_NUDGE_PX // 2},
+                    {"action_type": "MOVE_TO", "x": (x + tx) // 2, "y": (y + ty) // 2},
+                    {"action_type": "MOVE_TO", "x": tx, "y": ty},
+                    {"action_type": "MOVE_TO", "x": tx + DRAG_NUDGE_PX // 2, "y": ty + DRAG_NUDGE_PX // 4},
+                    {"action_type": "MOUSE_UP", "button": "left"}]
+        else:
+            out += [{"action_type": "MOVE_TO", "x": x, "y": y}, {"action_type": "DRAG_TO", "x": tx, "y": ty}]
     elif step.act == "type":
         if box is not None:
             out.append({"action_type": "CLICK", "x": x, "y": y})

@@ -404,6 +404,34 @@ def test_a_click_waits_until_the_page_stops_moving_its_target(client, apps, xses
     assert any(t.startswith("clicked at 200") for t in xsession.window_titles()), xsession.window_titles()
 
 
+def test_a_page_drag_drops_right_after_the_page_shows(client, apps, xsession, tmp_path):
+    """HTML5 drag and drop (react-dnd's backend, Superset's chart editor): the drag starts as soon as the
+    page answers, and the drop lands."""
+    from vmsrv_harness import free_port
+
+    from desktop_env.harness.gui_replay import run_gui_step
+
+    page = tmp_path / "dnd.html"
+    page.write_text("<!doctype html><title>dnd</title><body style='margin:0'>"
+                    "<div id=item draggable=true style='width:160px;height:30px;background:#ccc'>status</div>"
+                    "<div id=zone style='margin:120px 0 0 200px;width:260px;height:40px;border:1px dashed'>drop</div>"
+                    "<script>item.ondragstart = e => e.dataTransfer.setData('text/plain', item.textContent);"
+                    "zone.ondragover = e => e.preventDefault();"
+                    "zone.ondrop = e => { e.preventDefault(); document.title = 'dropped ' + "
+                    "e.dataTransfer.getData('text/plain'); };</script>")
+    port = free_port()
+    apps.launch(["chromium", "--no-sandbox", "--no-first-run", "--disable-background-networking", "--disable-gpu",
+                 "--disable-dev-shm-usage", "--password-store=basic", "--window-position=0,0",
+                 "--window-size=800,600", f"--remote-debugging-port={port}",
+                 f"--user-data-dir={tmp_path / 'profile'}", page.as_uri()])
+    step = {"gui": "drag", "target": {"css": "#item"}, "to": {"css": "#zone"}}
+    _, _, _, _, info = run_gui_step(_ReplayEnv(client, f"http://127.0.0.1:{port}"), {"gui_step": step, "index": 0},
+                                    time.monotonic() + 120)
+    assert "error" not in info, info
+    wait_until(lambda: any(t.startswith("dropped status") for t in xsession.window_titles()), 20,
+               f"the drop (windows: {xsession.window_titles()})")
+
+
 def _quietly(look):
     """``look()``, or None when it raises (not ready yet)."""
     try:
