@@ -315,6 +315,37 @@ echo EVAL_OK
 """
 
 
+#: Evaluator helper (python3): one dashboard titled argv[1] that holds (in its layout and its chart list) the saved
+#: charts named in the JSON list argv[2].
+DASHBOARD_PY = r"""import json, sqlite3, sys
+title, wanted = sys.argv[1], json.loads(sys.argv[2])
+con = sqlite3.connect("file:/home/user/.superset/superset.db?mode=ro", uri=True)
+rows = con.execute("SELECT id, dashboard_title, position_json FROM dashboards").fetchall()
+mine = [r for r in rows if (r[1] or "").strip().lower() == title.lower()]
+if len(mine) != 1:
+    sys.exit(f"{len(mine)} dashboards are titled {title!r}, one wanted (dashboards: {[r[1] for r in rows]})")
+dash_id, _, position = mine[0]
+listed = {name for (name,) in con.execute("SELECT s.slice_name FROM dashboard_slices ds JOIN slices s "
+                                          "ON s.id = ds.slice_id WHERE ds.dashboard_id = ?", (dash_id,))}
+names = {s_id: name for s_id, name in con.execute("SELECT id, slice_name FROM slices")}
+laid_out = {names.get(v.get("meta", {}).get("chartId")) for v in json.loads(position or "{}").values()
+            if isinstance(v, dict) and v.get("type") == "CHART"}
+missing = [w for w in wanted if w not in listed or w not in laid_out]
+if missing:
+    sys.exit(f"the dashboard {title!r} lacks the chart(s) {missing} (it shows: {sorted(n for n in laid_out if n)})")
+"""
+
+
+def dashboard_eval(title: str, charts: list[str]) -> str:
+    """eval.sh body: Superset has one dashboard ``title`` showing each of ``charts`` (saved charts' names)."""
+    return f"""why=$(python3 - {title!r} '{json.dumps(charts)}' <<'PY' 2>&1
+{DASHBOARD_PY}PY
+)
+[ -z "$why" ] || fail "$why"
+echo EVAL_OK
+"""
+
+
 #: The keys every Superset GUI-suite pair shares.
 GUI_COMMON = {"id_seed": "gui_suite", "app": "superset", "snapshot": "data:superset", "gui_suite": True,
               "related_apps": ["superset", "chromium", "postgresql"], "category": "data_analysis_and_visualization",
@@ -450,6 +481,78 @@ def gui_pairs() -> list[dict]:
                 {"gui": "click", "target": ui("[role=dialog] button.ant-btn-primary", "Save", path="/sqllab"),
                  "essential": True},
                 {"gui": "wait", "for": {"gone": ui("[role=dialog]", path="/sqllab")}},
+            ],
+        },
+        {
+            **common,
+            "name": "superset_gui_price_by_category_bar",
+            "action_number": 12,
+            "source": ["https://superset.apache.org/docs/using-superset/exploring-data"],
+            "abstract": "In Superset (open in Chromium, signed in as admin), build a bar chart of the average unit "
+                        "price of the products in each category (one bar per category), from the dataset products, "
+                        "and save it as a chart named Average price by category.",
+            "verbose": "Build and save a bar chart with an aggregated metric in Superset's chart editor:\n"
+                       "1. In the Superset tab in Chromium, click Charts in the top bar, then + Chart.\n"
+                       "2. Choose the dataset products and the chart type Bar Chart; click Create new chart.\n"
+                       "3. Drag the column category from the left-hand panel onto X-axis.\n"
+                       "4. Drag the column unit_price onto Metrics; in the box that opens, set the aggregate to AVG "
+                       "and click Save.\n"
+                       "5. Click Create chart, then Save at the top right; name the chart Average price by category "
+                       "and click Save.",
+            "config": prepare(["products"]),
+            "eval": chart_eval("Average price by category", {"viz": ["echarts_timeseries_bar"], "table": "products",
+                                                             "columns": ["category"], "metrics": ["AVG(UNIT_PRICE)"]}),
+            "solution": [
+                *new_chart("products", "Bar Chart"), *drop("category", "x_axis"),
+                {"gui": "drag", "target": ui("[data-test=DatasourcePanelDragOption]", "unit_price", path="/explore/"),
+                 "to": ui("[data-test=metrics] [data-test=dnd-labels-container]", path="/explore/"),
+                 "note": "a column dropped on Metrics opens the metric editor, set to SUM"},
+                *pick('[data-test="Select aggregate options"]', "AVG", "/explore/"),
+                {"gui": "click", "target": ui('[data-test="AdhocMetricEdit#save"]', path="/explore/")},
+                {"gui": "wait", "for": ui("[data-test=metrics] [data-test=control-label]", "AVG(unit_price)",
+                                          path="/explore/")},
+                *save_chart("Average price by category"),
+            ],
+        },
+        {
+            **common,
+            "name": "superset_gui_sales_dashboard",
+            "action_number": 10,
+            "source": ["https://superset.apache.org/docs/using-superset/creating-your-first-dashboard"],
+            "abstract": "In Superset (open in Chromium, signed in as admin), the charts Orders by status and Products "
+                        "per category are saved. Create a dashboard titled Sales overview that shows both of them, "
+                        "and save it.",
+            "verbose": "Build a dashboard from saved charts in Superset:\n"
+                       "1. In the Superset tab in Chromium, click Dashboards in the top bar, then + Dashboard (a new "
+                       "dashboard opens in edit mode).\n"
+                       "2. Click its title ([ untitled dashboard ]), select it all and type Sales overview, then "
+                       "press Enter.\n"
+                       "3. From the Charts list on the right, drag Orders by status onto the dashboard's empty area, "
+                       "then drag Products per category beside it.\n"
+                       "4. Click Save at the top right.",
+            "config": prepare(["orders", "products"], {
+                "Orders by status": ("orders", "pie", {"groupby": ["status"], "metric": "count"}),
+                "Products per category": ("products", "echarts_timeseries_bar",
+                                          {"x_axis": "category", "metrics": ["count"], "groupby": []})}),
+            "eval": dashboard_eval("Sales overview", ["Orders by status", "Products per category"]),
+            "solution": [
+                {"gui": "click", "target": ui('a[href="/dashboard/list/"]'), "note": "Dashboards in the top bar"},
+                {"gui": "click", "target": ui("button.ant-btn-primary", "Dashboard", path="/dashboard/list/")},
+                {"gui": "wait", "for": {"url_is": SUPERSET + "/superset/dashboard/"},
+                 "note": "the new dashboard is saved at once, untitled, and opens in edit mode"},
+                {"gui": "click", "target": ui("[data-test=editable-title-input]", path="/superset/dashboard/")},
+                {"gui": "key", "keys": "ctrl+a"},
+                {"gui": "type", "text": "Sales overview"},
+                {"gui": "key", "keys": "enter"},
+                *[step for chart in ("Orders by status", "Products per category") for step in (
+                    {"gui": "drag", "target": ui("[data-test=chart-card]", chart, path="/superset/dashboard/"),
+                     "to": ui("[data-test=grid-content]", path="/superset/dashboard/")},
+                    {"gui": "wait", "for": ui("[data-test=grid-content] [data-test=textarea-editable-title-input]",
+                                              chart, path="/superset/dashboard/")})],
+                {"gui": "click", "target": ui("[data-test=header-save-button]", path="/superset/dashboard/"),
+                 "essential": True},
+                {"gui": "wait", "for": {"gone": ui("[data-test=header-save-button]", path="/superset/dashboard/")},
+                 "note": "saved: the dashboard leaves edit mode"},
             ],
         },
         {

@@ -85,3 +85,51 @@ def test_two_charts_of_that_name_fail(meta):
                 "FROM slices")
     con.commit()
     assert "2 saved charts are named" in check(path)
+
+
+# -- the dashboard evaluator, on the metadata the dashboard pair's reference solution left -------------------------
+
+DASHBOARD = ROOT / "tests/data/superset/sales_dashboard.sql"
+CHARTS = ["Orders by status", "Products per category"]
+
+
+@pytest.fixture()
+def dash(tmp_path):
+    path = tmp_path / "superset.db"
+    con = sqlite3.connect(path)
+    con.executescript(DASHBOARD.read_text())
+    con.commit()
+    yield path, con
+    con.close()
+
+
+def dash_check(path: Path, title: str = "Sales overview", charts: list = CHARTS) -> str:
+    code = superset.DASHBOARD_PY.replace("/home/user/.superset/superset.db", str(path))
+    out = subprocess.run([sys.executable, "-c", code, title, json.dumps(charts)], capture_output=True, text=True)
+    return (out.stderr.strip().splitlines() or [""])[-1]
+
+
+def test_the_dashboard_the_reference_solution_saved_passes(dash):
+    assert dash_check(dash[0]) == ""
+
+
+def test_a_dashboard_missing_a_chart_or_its_title_fails(dash):
+    path, con = dash
+    layout = json.loads(con.execute("SELECT position_json FROM dashboards").fetchone()[0])
+    kept = {k: v for k, v in layout.items()
+            if not (isinstance(v, dict) and v.get("meta", {}).get("sliceName") == "Products per category")}
+    con.execute("UPDATE dashboards SET position_json = ?", (json.dumps(kept),))
+    con.commit()
+    assert "lacks the chart(s) ['Products per category']" in dash_check(path)
+    con.execute("UPDATE dashboards SET position_json = ?, dashboard_title = '[ untitled dashboard ]'",
+                (json.dumps(layout),))
+    con.commit()
+    assert "0 dashboards are titled 'Sales overview'" in dash_check(path)
+
+
+def test_a_chart_laid_out_but_not_listed_fails(dash):
+    path, con = dash
+    con.execute("DELETE FROM dashboard_slices WHERE slice_id = (SELECT id FROM slices WHERE "
+                "slice_name = 'Orders by status')")
+    con.commit()
+    assert "lacks the chart(s) ['Orders by status']" in dash_check(path)

@@ -1,0 +1,10 @@
+-- Superset 6.1 metadata (the columns the dashboard evaluator reads) after superset_gui_sales_dashboard's
+-- reference solution built and saved its dashboard through the web UI (host replay, 2026-11-27).
+CREATE TABLE slices (id INTEGER, slice_name TEXT, viz_type TEXT, datasource_id INTEGER, datasource_type TEXT);
+INSERT INTO slices (id, slice_name, viz_type, datasource_id, datasource_type) VALUES (1, 'Orders by status', 'pie', 1, 'table');
+INSERT INTO slices (id, slice_name, viz_type, datasource_id, datasource_type) VALUES (2, 'Products per category', 'echarts_timeseries_bar', 2, 'table');
+CREATE TABLE dashboards (id INTEGER, dashboard_title TEXT, position_json TEXT);
+INSERT INTO dashboards (id, dashboard_title, position_json) VALUES (1, 'sales overview', '{"CHART-2-tf2Uflh7xJ43qwC0d6P":{"children":[],"id":"CHART-2-tf2Uflh7xJ43qwC0d6P","meta":{"chartId":1,"height":50,"sliceName":"Orders by status","uuid":"0e342aff-e2a8-4555-a619-cf28382acf2f","width":4},"parents":["ROOT_ID","GRID_ID","ROW-vHNzaHzHMz243L8kTt4dR"],"type":"CHART"},"CHART-wpCHKPe3xZKoBUHfH_DXb":{"children":[],"id":"CHART-wpCHKPe3xZKoBUHfH_DXb","meta":{"chartId":2,"height":50,"sliceName":"Products per category","uuid":"3b3bc0fb-f2cd-4336-96e7-8ec78c13bfec","width":4},"parents":["ROOT_ID","GRID_ID","ROW-vHNzaHzHMz243L8kTt4dR"],"type":"CHART"},"DASHBOARD_VERSION_KEY":"v2","GRID_ID":{"children":["ROW-vHNzaHzHMz243L8kTt4dR"],"id":"GRID_ID","parents":["ROOT_ID"],"type":"GRID"},"HEADER_ID":{"id":"HEADER_ID","meta":{"text":"Sales overview"},"type":"HEADER"},"ROOT_ID":{"children":["GRID_ID"],"id":"ROOT_ID","type":"ROOT"},"ROW-vHNzaHzHMz243L8kTt4dR":{"children":["CHART-2-tf2Uflh7xJ43qwC0d6P","CHART-wpCHKPe3xZKoBUHfH_DXb"],"id":"ROW-vHNzaHzHMz243L8kTt4dR","meta":{"background":"BACKGROUND_TRANSPARENT"},"parents":["ROOT_ID","GRID_ID"],"type":"ROW"}}');
+CREATE TABLE dashboard_slices (id INTEGER, dashboard_id INTEGER, slice_id INTEGER);
+INSERT INTO dashboard_slices (id, dashboard_id, slice_id) VALUES (1, 1, 1);
+INSERT INTO dashboard_slices (id, dashboard_id, slice_id) VALUES (2, 1, 2);
