@@ -29,6 +29,8 @@ LIMITS: dict[str, tuple[float, str]] = {
     "oracle.command": (1200.0, "one shell command of a reference solution"),
     "oracle.locate": (180.0, "a GUI step of a reference solution finding its target (its own timeout_s is scaled too)"),
     "oracle.wait": (300.0, "a `wait` GUI step of a reference solution (its own timeout_s is scaled too)"),
+    "oracle.drag": (60.0, "a page drag of a reference solution waiting for the page to start the drag, then "
+                          "for the drop target to see it (HTML5 drag and drop; each, then it goes on regardless)"),
     "action.code": (300.0, "one pyautogui action (code run in the guest's executor)"),
     "action.typing": (120.0, "typing: this long plus action.typing_per_char for each character"),
     "action.typing_per_char": (0.6, "typing: the time allowed per character (typing it, and the application "

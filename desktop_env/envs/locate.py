@@ -98,6 +98,32 @@ class Found:
     scroll_at: tuple[int, int] | None = None
 
 
+#: Counts the HTML5 drag events a page sees from the moment it is armed: ``start`` (dragstart anywhere) and
+#: ``over`` (dragover on the drop target: an element matching ``drop``'s css and text when armed), listened for
+#: in the capture phase so the page's own handlers cannot hide them.
+_DRAG_EVENTS = """
+({arm, drop}) => {
+  if (arm) {
+    const norm = s => (s || '').replace(/\\s+/g, ' ').trim().toLowerCase();
+    const drops = Array.from(document.querySelectorAll(drop.css || '*')).filter(e => drop.text === null ||
+      norm(e.innerText || e.value || e.getAttribute('aria-label') || e.getAttribute('title')).includes(norm(drop.text)));
+    window.__desktopEnvDrag = {start: 0, over: 0, drops};
+    if (!window.__desktopEnvDragArmed) {
+      window.__desktopEnvDragArmed = true;
+      document.addEventListener('dragstart', () => { if (window.__desktopEnvDrag) window.__desktopEnvDrag.start++; },
+                                true);
+      document.addEventListener('dragover', e => {
+        const d = window.__desktopEnvDrag;
+        if (d && d.drops.some(el => el.contains(e.target))) d.over++;
+      }, true);
+    }
+  }
+  const d = window.__desktopEnvDrag || {start: 0, over: 0};
+  return {href: location.href, front: document.visibilityState === 'visible', start: d.start, over: d.over};
+}
+"""
+
+
 @dataclass
 class Locator:
     """Read-only queries on a running guest for the GUI steps of reference solutions.
@@ -246,6 +272,30 @@ class Locator:
         if prefix and not shown:
             return Found(reason="; ".join([f"no tab shows {target.url}", *reasons]))
         return Found(reason="; ".join(reasons) or "no tab is open")
+
+    def drag_events(self, target: Target, drop: Target, arm: bool = False) -> dict:
+        """The HTML5 drag events seen by the tab in front showing ``target``'s URL since it was armed: ``start``
+        (dragstarts) and ``over`` (dragovers on ``drop``'s element). ``arm`` resets the counts and finds the drop
+        element (and listens, the first time). ``{}`` when no such tab."""
+        if self._thread is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="locate-dom")
+        return self._thread.submit(self._drag_events_here, target, drop, arm).result()
+
+    def _drag_events_here(self, target: Target, drop: Target, arm: bool) -> dict:
+        from desktop_env.configs.cdp import same_host
+
+        prefix = same_host(target.url).rstrip("/") if target.url else ""
+        for page in self._pages():
+            try:
+                seen = page.evaluate(_DRAG_EVENTS, {"arm": arm, "drop": {"css": drop.css, "text": drop.text}})
+            except Exception as exc:  # noqa: BLE001 - a page navigating away
+                log.debug("drag events of %s: %s", page.url, exc)
+                continue
+            if seen["front"] and same_host(seen["href"]).startswith(prefix):
+                return seen
+        return {}
 
     # -- conditions --------------------------------------------------------------------------
     def holds(self, cond: Condition) -> tuple[bool, str]:

@@ -90,6 +90,9 @@ def run_gui_step(env, action: dict, deadline: float):
         if box is not None:
             info["located"] = box.to_json()
         info["locate_s"] = round(time.monotonic() - t0, 1)
+        if step.act == "drag" and step.target.kind == "dom":
+            result = _page_drag(env, loc, step, box, to_box, info)
+            return (*result[:4], {**result[4], **info})
     acts = _acts(step, box, to_box)
     info["acted"] = acts
     result = None
@@ -135,6 +138,55 @@ def _locate(env, loc: Locator, target: Target, end: float, info: dict) -> Found:
         time.sleep(POLL_S)
 
 
+def _page_drag(env, loc: Locator, step: GuiStep, box, to_box, info: dict):
+    """Drag and drop in a web page (HTML5), each move confirmed by the page.
+
+    Chromium starts its drag session only after the pointer moved with the button down, and under
+    emulation that can come seconds after the move; a button released before then leaves the drag
+    hanging with nothing dropped (a tweened ``dragTo`` lost Superset's drops that way). So: press,
+    nudge until the page saw ``dragstart``, move onto the target and nudge within it until the page
+    saw ``dragover`` (the drag session is running there), then release. Each wait gives up after the
+    time limit ``oracle.drag`` and goes on: the solution's next ``wait`` tells whether the drop landed.
+    """
+    (x, y), (tx, ty) = box.point(step.at), to_box.point()
+    seen = loc.drag_events(step.target, step.to, arm=True)
+    last = None
+
+    def act(c13: dict, final: bool = False):
+        nonlocal last
+        last = env.step(as_action(c13, env), counts_as_step=final)
+        info.setdefault("acted", []).append(c13)
+        return last[4].get("error") or last[2] or last[3]
+
+    def nudge_until(key: str, at: tuple[int, int]) -> bool:
+        end, n = time.monotonic() + limit("oracle.drag"), 0
+        while True:
+            events = loc.drag_events(step.target, step.to)
+            if events.get(key):
+                return True
+            if time.monotonic() > end:
+                log.warning("GUI step %s: the page saw no drag%s within %.0f s; going on", step.describe(), key,
+                            limit("oracle.drag"))
+                return False
+            n += 1
+            if act({"action_type": "MOVE_TO", "x": at[0] + DRAG_NUDGE_PX * (n % 2 * 2 - 1) // 2,
+                    "y": at[1] + DRAG_NUDGE_PX // 4}):
+                return False
+            time.sleep(POLL_S / 4)
+
+    if act({"action_type": "MOVE_TO", "x": x, "y": y}) or act({"action_type": "MOUSE_DOWN", "button": "left"}):
+        return last
+    if act({"action_type": "MOVE_TO", "x": x + DRAG_NUDGE_PX, "y": y + DRAG_NUDGE_PX // 2}):
+        return last
+    info["drag_started"] = bool(seen) and nudge_until("start", (x + DRAG_NUDGE_PX, y))
+    for point in (((x + tx) // 2, (y + ty) // 2), (tx, ty)):
+        if act({"action_type": "MOVE_TO", "x": point[0], "y": point[1]}):
+            return last
+    info["drag_over"] = bool(seen) and nudge_until("over", (tx, ty))
+    act({"action_type": "MOUSE_UP", "button": "left"}, final=True)
+    return last
+
+
 def _moved(loc: Locator, targets: list, boxes: dict) -> str:
     """The first page (DOM) target whose box is no longer where it was located, "" when none moved.
 
@@ -169,20 +221,9 @@ def _acts(step: GuiStep, box, to_box) -> list[dict]:
         out.append({"action_type": kind[0], "x": x, "y": y, **kind[1]})
     elif step.act == "move":
         out.append({"action_type": "MOVE_TO", "x": x, "y": y})
-    elif step.act == "drag":
+    elif step.act == "drag":  # a page's drags go through _page_drag
         tx, ty = to_box.point()
-        if step.target.kind == "dom":
-            # A web page's drag and drop (HTML5): Chromium starts its drag session only once the pointer moved
-            # with the button down, and takes the drop from pointer motion inside the target; a tweened
-            # dragTo can end before the session starts. So: press, nudge, move over, move within, release.
-            out += [{"action_type": "MOVE_TO", "x": x, "y": y}, {"action_type": "MOUSE_DOWN", "button": "left"},
-                    {"action_type": "MOVE_TO", "x": x + DRAG_NUDGE_PX, "y": y + DRAG_NUDGE_PX // 2},
-                    {"action_type": "MOVE_TO", "x": (x + tx) // 2, "y": (y + ty) // 2},
-                    {"action_type": "MOVE_TO", "x": tx, "y": ty},
-                    {"action_type": "MOVE_TO", "x": tx + DRAG_NUDGE_PX // 2, "y": ty + DRAG_NUDGE_PX // 4},
-                    {"action_type": "MOUSE_UP", "button": "left"}]
-        else:
-            out += [{"action_type": "MOVE_TO", "x": x, "y": y}, {"action_type": "DRAG_TO", "x": tx, "y": ty}]
+        out += [{"action_type": "MOVE_TO", "x": x, "y": y}, {"action_type": "DRAG_TO", "x": tx, "y": ty}]
     elif step.act == "type":
         if box is not None:
             out.append({"action_type": "CLICK", "x": x, "y": y})

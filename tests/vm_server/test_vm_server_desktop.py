@@ -406,7 +406,7 @@ def test_a_click_waits_until_the_page_stops_moving_its_target(client, apps, xses
 
 def test_a_page_drag_drops_right_after_the_page_shows(client, apps, xsession, tmp_path):
     """HTML5 drag and drop (react-dnd's backend, Superset's chart editor): the drag starts as soon as the
-    page answers, and the drop lands."""
+    page answers, the page is seen starting the drag and dragging over the drop target, and the drop lands."""
     from vmsrv_harness import free_port
 
     from desktop_env.harness.gui_replay import run_gui_step
@@ -428,6 +428,7 @@ def test_a_page_drag_drops_right_after_the_page_shows(client, apps, xsession, tm
     _, _, _, _, info = run_gui_step(_ReplayEnv(client, f"http://127.0.0.1:{port}"), {"gui_step": step, "index": 0},
                                     time.monotonic() + 120)
     assert "error" not in info, info
+    assert info.get("drag_started") and info.get("drag_over"), info
     wait_until(lambda: any(t.startswith("dropped status") for t in xsession.window_titles()), 20,
                f"the drop (windows: {xsession.window_titles()})")
 
