@@ -229,7 +229,8 @@ for name, (table, viz, form) in {charts or {}!r}.items():
 
 #: Evaluator helper (python3): the saved chart named argv[1] must have the properties of the JSON spec argv[2]:
 #: ``viz`` (accepted viz_type values), ``table`` (its dataset's table in analytics), ``columns`` (the columns it
-#: groups by, in the form data's ``x_axis`` and ``groupby``) and ``metrics`` (each as AGG(column) or COUNT(*)).
+#: groups by, in the form data's ``x_axis`` and ``groupby``), ``metrics`` (each as AGG(column) or COUNT(*)) and,
+#: optionally, ``grain`` (the time grain of a temporal x-axis: P1D, P1W, P1M...).
 CHART_PY = r"""import json, re, sqlite3, sys
 name, spec = sys.argv[1], json.loads(sys.argv[2])
 con = sqlite3.connect("file:/home/user/.superset/superset.db?mode=ro", uri=True)
@@ -265,6 +266,8 @@ if sorted(grouped) != sorted(spec["columns"]):
 metrics = [metric(m) for m in ([form["metric"]] if form.get("metric") else form.get("metrics") or [])]
 if metrics != spec["metrics"]:
     problems.append(f"its metrics are {metrics or 'none'}, not {spec['metrics']}")
+if "grain" in spec and form.get("time_grain_sqla") != spec["grain"]:
+    problems.append(f"its time grain is {form.get('time_grain_sqla')}, not {spec['grain']}")
 if problems:
     sys.exit(f"the chart {name!r}: " + "; ".join(problems))
 """
@@ -346,6 +349,34 @@ echo EVAL_OK
 """
 
 
+#: Evaluator helper (python3): one annotation layer named argv[1] holding an annotation named argv[2] from the
+#: date argv[3] to the date argv[4] (YYYY-MM-DD; the times of day are not compared).
+ANNOTATION_PY = r"""import sqlite3, sys
+layer, name, start, end = sys.argv[1:5]
+con = sqlite3.connect("file:/home/user/.superset/superset.db?mode=ro", uri=True)
+layers = con.execute("SELECT id, name FROM annotation_layer").fetchall()
+mine = [i for i, n in layers if (n or "").strip().lower() == layer.lower()]
+if len(mine) != 1:
+    sys.exit(f"{len(mine)} annotation layers are named {layer!r}, one wanted (layers: {[n for _, n in layers]})")
+notes = con.execute("SELECT short_descr, start_dttm, end_dttm FROM annotation WHERE layer_id = ?", mine).fetchall()
+found = [(str(a)[:10], str(b)[:10]) for n, a, b in notes if (n or "").strip().lower() == name.lower()]
+if found != [(start, end)]:
+    sys.exit(f"the layer {layer!r} holds {[(n, str(a)[:10], str(b)[:10]) for n, a, b in notes]}, "
+             f"not one annotation {name!r} from {start} to {end}")
+"""
+
+
+def annotation_eval(layer: str, name: str, start: str, end: str) -> str:
+    """eval.sh body: Superset has one annotation layer ``layer`` with the annotation ``name`` from ``start`` to
+    ``end`` (dates)."""
+    return f"""why=$(python3 - {layer!r} {name!r} {start} {end} <<'PY' 2>&1
+{ANNOTATION_PY}PY
+)
+[ -z "$why" ] || fail "$why"
+echo EVAL_OK
+"""
+
+
 #: The keys every Superset GUI-suite pair shares.
 GUI_COMMON = {"id_seed": "gui_suite", "app": "superset", "snapshot": "data:superset", "gui_suite": True,
               "related_apps": ["superset", "chromium", "postgresql"], "category": "data_analysis_and_visualization",
@@ -356,10 +387,12 @@ NAV_DATASETS = {"gui": "click", "target": ui('a[href="/tablemodelview/list/"]'),
 NAV_CHARTS = {"gui": "click", "target": ui('a[href="/chart/list/"]'), "note": "Charts in the top bar"}
 
 
-def pick(select_css: str, option: str, path: str) -> list[dict]:
+def pick(select_css: str, option: str, path: str, search: bool = False) -> list[dict]:
     """GUI steps choosing ``option`` in the drop-down ``select_css`` (Ant Design: its options are drawn in a
-    list of their own when it opens)."""
+    list of their own when it opens; ``search``: type the option's name first, for a long list that draws
+    only the options in view)."""
     return [{"gui": "click", "target": ui(select_css, path=path)},
+            *([{"gui": "type", "text": option}] if search else []),
             {"gui": "click", "target": ui(".ant-select-item-option", option, path=path)}]
 
 
@@ -553,6 +586,101 @@ def gui_pairs() -> list[dict]:
                  "essential": True},
                 {"gui": "wait", "for": {"gone": ui("[data-test=header-save-button]", path="/superset/dashboard/")},
                  "note": "saved: the dashboard leaves edit mode"},
+            ],
+        },
+        {
+            **common,
+            "name": "superset_gui_orders_per_month_line",
+            "action_number": 12,
+            "source": ["https://superset.apache.org/docs/using-superset/exploring-data"],
+            "abstract": "In Superset (open in Chromium, signed in as admin), build a line chart of the number of orders "
+                        "per month (by order_date) from the dataset orders, and save it as a chart named Orders per "
+                        "month.",
+            "verbose": "Build and save a monthly line chart in Superset's chart editor:\n"
+                       "1. In the Superset tab in Chromium, click Charts in the top bar, then + Chart.\n"
+                       "2. Choose the dataset orders and the chart type Line Chart; click Create new chart.\n"
+                       "3. Drag the column order_date from the left-hand panel onto X-axis; set Time Grain (which "
+                       "appears below it) to Month.\n"
+                       "4. Drag the metric COUNT(*) onto Metrics.\n"
+                       "5. Click Create chart, then Save at the top right; name the chart Orders per month and click "
+                       "Save.",
+            "config": prepare(["orders"]),
+            "eval": chart_eval("Orders per month", {"viz": ["echarts_timeseries_line"], "table": "orders",
+                                                    "columns": ["order_date"], "metrics": ["COUNT(*)"],
+                                                    "grain": "P1M"}),
+            "solution": [
+                *new_chart("orders", "Line Chart"), *drop("order_date", "x_axis"),
+                *pick('[data-test="Time Grain"]', "Month", "/explore/", search=True),
+                {"gui": "wait", "for": ui('[data-test="Time Grain"]', "Month", path="/explore/")},
+                *drop("COUNT(*)", "metrics"), *save_chart("Orders per month"),
+            ],
+        },
+        {
+            **common,
+            "name": "superset_gui_total_payments_big_number",
+            "action_number": 10,
+            "source": ["https://superset.apache.org/docs/using-superset/exploring-data"],
+            "abstract": "In Superset (open in Chromium, signed in as admin), build a Big Number chart showing the sum "
+                        "of all payment amounts, from the dataset payments, and save it as a chart named Total "
+                        "payments.",
+            "verbose": "Build and save a Big Number chart in Superset's chart editor:\n"
+                       "1. In the Superset tab in Chromium, click Charts in the top bar, then + Chart.\n"
+                       "2. Choose the dataset payments and the chart type Big Number; click Create new chart.\n"
+                       "3. Drag the column amount from the left-hand panel onto Metric; in the box that opens the "
+                       "aggregate is SUM: click Save.\n"
+                       "4. Click Create chart, then Save at the top right; name the chart Total payments and click "
+                       "Save.",
+            "config": prepare(["payments"]),
+            "eval": chart_eval("Total payments", {"viz": ["big_number_total"], "table": "payments", "columns": [],
+                                                  "metrics": ["SUM(AMOUNT)"]}),
+            "solution": [
+                *new_chart("payments", "Big Number"),
+                {"gui": "drag", "target": ui("[data-test=DatasourcePanelDragOption]", "amount", path="/explore/"),
+                 "to": ui("[data-test=metric] [data-test=dnd-labels-container]", path="/explore/"),
+                 "note": "a column dropped on Metric opens the metric editor, set to SUM"},
+                {"gui": "click", "target": ui('[data-test="AdhocMetricEdit#save"]', path="/explore/")},
+                {"gui": "wait", "for": ui("[data-test=metric] [data-test=control-label]", "SUM(amount)",
+                                          path="/explore/")},
+                *save_chart("Total payments"),
+            ],
+        },
+        {
+            **common,
+            "name": "superset_gui_promotions_annotation",
+            "action_number": 12,
+            "source": ["https://superset.apache.org/docs/using-superset/exploring-data#annotations"],
+            "abstract": "In Superset (open in Chromium, signed in as admin), create an annotation layer named "
+                        "Promotions holding one annotation, Spring sale, from 2024-03-01 to 2024-03-15, so that "
+                        "charts can mark the campaign.",
+            "verbose": "Create an annotation layer and an annotation in Superset:\n"
+                       "1. In the Superset tab in Chromium, open Settings (top right) > Annotation Layers.\n"
+                       "2. Click + Annotation layer; name it Promotions, describe it as you like, and click Add (its "
+                       "annotation list opens).\n"
+                       "3. Click + Annotation; name it Spring sale; in date, type 2024-03-01 00:00 as the start and "
+                       "2024-03-15 00:00 as the end (Enter after each); click Add.",
+            "config": prepare([]),
+            "eval": annotation_eval("Promotions", "Spring sale", "2024-03-01", "2024-03-15"),
+            "solution": [
+                {"gui": "click", "target": ui(".ant-menu-submenu-title", "Settings"), "note": "Settings, top right"},
+                {"gui": "click", "target": ui("a", "Annotation Layers")},
+                {"gui": "click", "target": ui("button.ant-btn-primary", "Annotation layer",
+                                              path="/annotationlayer/list")},
+                {"gui": "type", "target": ui("[role=dialog] input", path="/annotationlayer/"), "text": "Promotions"},
+                {"gui": "type", "target": ui("[role=dialog] textarea", path="/annotationlayer/"),
+                 "text": "Marketing campaigns"},
+                {"gui": "click", "target": ui("[data-test=modal-confirm-button]", path="/annotationlayer/")},
+                {"gui": "wait", "for": ui("h4, div, span", "Annotation Layer Promotions", path="/annotationlayer/"),
+                 "note": "the new layer's annotation list"},
+                {"gui": "click", "target": ui("button.ant-btn-primary", "Annotation", path="/annotationlayer/")},
+                {"gui": "type", "target": ui("[role=dialog] input.ant-input", path="/annotationlayer/"),
+                 "text": "Spring sale"},
+                {"gui": "type", "target": ui('[role=dialog] input[placeholder="Start date"]', path="/annotationlayer/"),
+                 "text": "2024-03-01 00:00\n"},
+                {"gui": "type", "target": ui('[role=dialog] input[placeholder="End date"]', path="/annotationlayer/"),
+                 "text": "2024-03-15 00:00\n"},
+                {"gui": "click", "target": ui("[data-test=modal-confirm-button]", path="/annotationlayer/"),
+                 "essential": True},
+                {"gui": "wait", "for": {"gone": ui("[role=dialog]", path="/annotationlayer/")}},
             ],
         },
         {

@@ -133,3 +133,41 @@ def test_a_chart_laid_out_but_not_listed_fails(dash):
                 "slice_name = 'Orders by status')")
     con.commit()
     assert "lacks the chart(s) ['Orders by status']" in dash_check(path)
+
+
+# -- the annotation evaluator, on what the annotation pair's reference solution left -------------------------------
+
+ANNOTATION = ROOT / "tests/data/superset/annotation.sql"
+
+
+def note_check(path: Path, args=("Promotions", "Spring sale", "2024-03-01", "2024-03-15")) -> str:
+    code = superset.ANNOTATION_PY.replace("/home/user/.superset/superset.db", str(path))
+    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True)
+    return (out.stderr.strip().splitlines() or [""])[-1]
+
+
+@pytest.mark.parametrize("change, why", [
+    ("", ""),
+    ("UPDATE annotation SET end_dttm = '2024-03-16 00:00:00.000000'", "not one annotation 'Spring sale' from"),
+    ("UPDATE annotation SET short_descr = 'Sale'", "holds [('Sale', '2024-03-01', '2024-03-15')]"),
+    ("UPDATE annotation_layer SET name = 'Campaigns'", "0 annotation layers are named 'Promotions'"),
+    ("INSERT INTO annotation SELECT id + 1, layer_id, short_descr, start_dttm, end_dttm FROM annotation",
+     "not one annotation"),
+])
+def test_the_annotation_evaluator(tmp_path, change, why):
+    path = tmp_path / "superset.db"
+    with sqlite3.connect(path) as con:
+        con.executescript(ANNOTATION.read_text() + change + ";")
+    got = note_check(path)
+    assert (why in got) if why else got == "", got
+
+
+def test_a_line_chart_needs_its_time_grain(meta):
+    path, con = meta
+    con.execute("UPDATE slices SET viz_type = 'echarts_timeseries_line'")
+    change(con, x_axis="order_date", groupby=[], metric=None, metrics=["count"], time_grain_sqla="P1D")
+    spec = {"viz": ["echarts_timeseries_line"], "table": "orders", "columns": ["order_date"],
+            "metrics": ["COUNT(*)"], "grain": "P1M"}
+    assert "its time grain is P1D, not P1M" in check(path, spec=spec)
+    change(con, time_grain_sqla="P1M")
+    assert check(path, spec=spec) == ""
