@@ -415,9 +415,10 @@ def drop(field: str, control: str) -> list[dict]:
 
 
 def save_chart(name: str) -> list[dict]:
-    """GUI steps drawing the chart (Create chart), then Save: its name, Save, until the dialog is gone."""
-    return [{"gui": "click", "target": ui("[data-test=run-query-button]", path="/explore/")},
-            {"gui": "click", "target": ui("[data-test=query-save-button]", path="/explore/")},
+    """GUI steps drawing the chart (Create chart), then Save: its name, Save, until the dialog is gone. Both
+    buttons stay disabled a while (until the controls are valid; until the chart's query answered)."""
+    return [{"gui": "click", "target": ui("[data-test=run-query-button]:not([disabled])", path="/explore/")},
+            {"gui": "click", "target": ui("[data-test=query-save-button]:not([disabled])", path="/explore/")},
             {"gui": "type", "target": ui("[data-test=new-chart-name]", path="/explore/"), "text": name},
             {"gui": "click", "target": ui("[data-test=btn-modal-save]", path="/explore/"), "essential": True},
             {"gui": "wait", "for": {"gone": ui("[data-test=save-modal-body]", path="/explore/")}}]
