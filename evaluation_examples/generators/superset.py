@@ -102,8 +102,9 @@ PY
 echo EVAL_OK
 """
 
-def dataset_eval(table: str, columns: list[str]) -> str:
-    """eval.sh body: a dataset on ``analytics``'s table public.``table`` with (at least) ``columns``."""
+def dataset_eval(table: str, columns: list[str], done: bool = True) -> str:
+    """eval.sh body: a dataset on ``analytics``'s table public.``table`` with (at least) ``columns`` (``done``: and
+    then the verdict EVAL_OK; without it, more checks may follow)."""
     return META + f"""rows=$(meta "SELECT t.id, coalesce(t.schema, '') FROM tables t JOIN dbs d ON d.id = t.database_id WHERE lower(d.database_name) = 'analytics' AND t.table_name = '{table}'")
 [ -n "$rows" ] || fail "no dataset on table {table} of the analytics database ($(meta 'SELECT table_name FROM tables' | tr '\\n' ' '))"
 id=${{rows%%|*}}
@@ -113,8 +114,7 @@ cols=$(meta "SELECT group_concat(column_name, ',') FROM (SELECT column_name FROM
 for c in {' '.join(columns)}; do
   case ",$cols," in *",$c,"*) ;; *) fail "the dataset lacks the column $c (has: $cols)";; esac
 done
-echo EVAL_OK
-"""
+""" + ("echo EVAL_OK\n" if done else "")
 
 
 DATASET_EVAL = dataset_eval("orders", ["id", "customer_id", "order_date", "status"])
@@ -128,7 +128,7 @@ curl -fsS -b /tmp/superset.jar -H "Authorization: Bearer $TOKEN" -H "X-CSRFToken
 
 def pairs() -> list[dict]:
     """The task pairs of this module (``common`` describes their keys)."""
-    return cli_pairs() + gui_pairs()
+    return cli_pairs() + gui_pairs() + cli_gui_pairs()
 
 
 def cli_pairs() -> list[dict]:
@@ -230,7 +230,8 @@ for name, (table, viz, form) in {charts or {}!r}.items():
 #: Evaluator helper (python3): the saved chart named argv[1] must have the properties of the JSON spec argv[2]:
 #: ``viz`` (accepted viz_type values), ``table`` (its dataset's table in analytics), ``columns`` (the columns it
 #: groups by, in the form data's ``x_axis`` and ``groupby``), ``metrics`` (each as AGG(column) or COUNT(*)) and,
-#: optionally, ``grain`` (the time grain of a temporal x-axis: P1D, P1W, P1M...).
+#: optionally, ``grain`` (the time grain of a temporal x-axis: P1D, P1W, P1M...) and ``metrics_also`` (other metric
+#: lists that chart the same numbers).
 CHART_PY = r"""import json, re, sqlite3, sys
 name, spec = sys.argv[1], json.loads(sys.argv[2])
 con = sqlite3.connect("file:/home/user/.superset/superset.db?mode=ro", uri=True)
@@ -264,7 +265,7 @@ grouped = [column(c) for c in [form.get("x_axis"), *(form.get("groupby") or [])]
 if sorted(grouped) != sorted(spec["columns"]):
     problems.append(f"it groups by {grouped or 'nothing'}, not {spec['columns']}")
 metrics = [metric(m) for m in ([form["metric"]] if form.get("metric") else form.get("metrics") or [])]
-if metrics != spec["metrics"]:
+if metrics != spec["metrics"] and metrics not in spec.get("metrics_also", []):
     problems.append(f"its metrics are {metrics or 'none'}, not {spec['metrics']}")
 if "grain" in spec and form.get("time_grain_sqla") != spec["grain"]:
     problems.append(f"its time grain is {form.get('time_grain_sqla')}, not {spec['grain']}")
@@ -700,6 +701,81 @@ def gui_pairs() -> list[dict]:
                        "every Monday at 08:00, and save it.\n"
                        "If this Superset has no Alerts & Reports (the feature is switched off and no mail server is "
                        "configured), do not work around it: report that the task cannot be done.",
+        },
+    ]
+
+
+# -- cli+gui pairs: SQL in the terminal, then Superset's web UI ----------------------------------------------------
+
+REVENUE_SQL = ("SELECT p.category, sum(oi.quantity * oi.unit_price) AS revenue FROM order_items oi "
+               "JOIN products p ON p.id = oi.product_id GROUP BY p.category")
+
+REVENUE_VIEW_EVAL = f"""kind=$(psql -AtX -c "SELECT table_type FROM information_schema.tables WHERE table_schema = 'public' AND table_name = 'revenue_by_category'")
+[ -n "$kind" ] || fail "analytics has no view or table public.revenue_by_category"
+cols=$(psql -AtX -c "SELECT string_agg(column_name, ',' ORDER BY ordinal_position) FROM information_schema.columns WHERE table_schema = 'public' AND table_name = 'revenue_by_category'")
+[ "$cols" = category,revenue ] || fail "revenue_by_category has the columns $cols, not category,revenue"
+diff=$(psql -AtX -v ON_ERROR_STOP=1 -c "WITH v AS (SELECT category::text, revenue::numeric(14,2) FROM revenue_by_category), r AS (SELECT category::text, revenue::numeric(14,2) FROM ({REVENUE_SQL}) x) SELECT count(*) FROM ((TABLE v EXCEPT ALL TABLE r) UNION ALL (TABLE r EXCEPT ALL TABLE v)) d" 2>&1)
+[ "$diff" = 0 ] || fail "revenue_by_category's rows are not each category's revenue ($diff rows differ)"
+"""
+
+
+def cli_gui_pairs() -> list[dict]:
+    """cli+gui pairs: a view made in the terminal, then charted in Superset's web UI (the GUI suite); the
+    essential GUI item is the chart's Save."""
+    common = {**GUI_COMMON, "unproven": True, "interface": "cli+gui",
+              "related_apps": [*GUI_COMMON["related_apps"], "terminal"]}
+    return [
+        {
+            **common,
+            "name": "superset_cligui_revenue_view_chart",
+            "action_number": 16,
+            "source": ["https://www.postgresql.org/docs/15/sql-createview.html",
+                       "https://superset.apache.org/docs/using-superset/exploring-data"],
+            "abstract": "In this machine's PostgreSQL database analytics (psql -d analytics in a terminal), create a "
+                        "view public.revenue_by_category with one row per product category: category, and revenue "
+                        "(the sum of quantity times unit_price of its order items). Then, in Superset (open in "
+                        "Chromium, signed in as admin), register the view as a dataset and save a bar chart of revenue "
+                        "per category named Revenue by category.",
+            "verbose": "Create a view in the terminal, then chart it in Superset:\n"
+                       "1. Open a terminal and run: psql -d analytics -c 'CREATE VIEW revenue_by_category AS "
+                       f"{REVENUE_SQL}'\n"
+                       "2. In the Superset tab in Chromium, click Datasets, then + Dataset; choose the database "
+                       "analytics, the schema public and the table revenue_by_category (type its name to find it); "
+                       "click Create and explore dataset.\n"
+                       "3. Choose the chart type Bar Chart and click Create new chart.\n"
+                       "4. Drag category onto X-axis and revenue onto Metrics (the box that opens says SUM: click "
+                       "Save).\n"
+                       "5. Click Create chart, then Save; name the chart Revenue by category and click Save.",
+            "config": prepare([]),
+            "eval": REVENUE_VIEW_EVAL + dataset_eval("revenue_by_category", ["category", "revenue"], done=False)
+                    + chart_eval("Revenue by category", {"viz": ["echarts_timeseries_bar"], "table": "revenue_by_category",
+                                                         "columns": ["category"], "metrics": ["SUM(REVENUE)"],
+                                                         "metrics_also": [["MAX(REVENUE)"], ["MIN(REVENUE)"],
+                                                                          ["AVG(REVENUE)"]]}),
+            "solution": [
+                cmd(f"psql -d analytics -c 'CREATE VIEW revenue_by_category AS {REVENUE_SQL}'"),
+                NAV_DATASETS,
+                {"gui": "click", "target": ui("button.ant-btn-primary", "Dataset", path="/tablemodelview/list/")},
+                *pick("[data-test=select-database]", "analytics", "/dataset/add/"),
+                *pick('[data-test="Select schema"]', "public", "/dataset/add/"),
+                *pick('[data-test="Select table or type to search tables"]', "revenue_by_category", "/dataset/add/",
+                      search=True),
+                {"gui": "key", "keys": "escape", "note": "the table list stays open after the choice"},
+                {"gui": "click", "target": ui("button.ant-btn-primary:not([disabled])", "Create and explore dataset",
+                                              path="/dataset/add/")},
+                {"gui": "wait", "for": {"url_is": SUPERSET + "/chart/add"}, "note": "the dataset is created"},
+                {"gui": "click", "target": ui("[data-test=viztype-selector-container]", "Bar Chart", path="/chart/add")},
+                {"gui": "click", "target": ui("button:not([disabled])", "Create new chart", path="/chart/add")},
+                {"gui": "wait", "for": {"url_is": SUPERSET + "/explore/"}},
+                *drop("category", "x_axis"),
+                {"gui": "drag", "target": ui("[data-test=DatasourcePanelDragOption]", "revenue", path="/explore/"),
+                 "to": ui("[data-test=metrics] [data-test=dnd-labels-container]", path="/explore/"),
+                 "note": "a column dropped on Metrics opens the metric editor, set to SUM"},
+                {"gui": "click", "target": ui('[data-test="AdhocMetricEdit#save"]', path="/explore/")},
+                {"gui": "wait", "for": ui("[data-test=metrics] [data-test=control-label]", "SUM(revenue)",
+                                          path="/explore/")},
+                *save_chart("Revenue by category"),
+            ],
         },
     ]
 
