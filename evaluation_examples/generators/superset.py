@@ -102,14 +102,15 @@ PY
 echo EVAL_OK
 """
 
-def dataset_eval(table: str, columns: list[str], done: bool = True) -> str:
-    """eval.sh body: a dataset on ``analytics``'s table public.``table`` with (at least) ``columns`` (``done``: and
-    then the verdict EVAL_OK; without it, more checks may follow)."""
+def dataset_eval(table: str, columns: list[str], done: bool = True, schema: str = "public") -> str:
+    """eval.sh body: a dataset on ``analytics``'s table ``schema``.``table`` with (at least) ``columns`` (``done``:
+    and then the verdict EVAL_OK; without it, more checks may follow)."""
+    on_schema = ('[ "$schema" = public ] || [ -z "$schema" ]' if schema == "public" else f'[ "$schema" = {schema} ]')
     return META + f"""rows=$(meta "SELECT t.id, coalesce(t.schema, '') FROM tables t JOIN dbs d ON d.id = t.database_id WHERE lower(d.database_name) = 'analytics' AND t.table_name = '{table}'")
 [ -n "$rows" ] || fail "no dataset on table {table} of the analytics database ($(meta 'SELECT table_name FROM tables' | tr '\\n' ' '))"
 id=${{rows%%|*}}
 schema=${{rows#*|}}
-[ "$schema" = public ] || [ -z "$schema" ] || fail "the dataset is on schema $schema, not public"
+{on_schema} || fail "the dataset is on schema $schema, not {schema}"
 cols=$(meta "SELECT group_concat(column_name, ',') FROM (SELECT column_name FROM table_columns WHERE table_id = $id ORDER BY column_name)")
 for c in {' '.join(columns)}; do
   case ",$cols," in *",$c,"*) ;; *) fail "the dataset lacks the column $c (has: $cols)";; esac
@@ -719,6 +720,29 @@ diff=$(psql -AtX -v ON_ERROR_STOP=1 -c "WITH v AS (SELECT category::text, revenu
 """
 
 
+DBT_PROJECT = "/home/user/projects/dbt_postgres"
+
+#: The dbt model the dbt + Superset pair asks for: revenue of completed and shipped orders per product category.
+CATEGORY_REVENUE_MODEL = """-- Revenue of completed and shipped orders per product category.
+select p.category, sum(i.line_total) as revenue
+from {{ ref('stg_order_items') }} i
+join {{ ref('stg_orders') }} o on o.order_id = i.order_id and o.status in ('completed', 'shipped')
+join {{ source('shop', 'products') }} p on p.id = i.product_id
+group by p.category
+"""
+
+CATEGORY_REVENUE_REF = ("SELECT p.category::text, sum(i.quantity * i.unit_price)::numeric(14,2) AS revenue "
+                        "FROM order_items i JOIN orders o ON o.id = i.order_id AND o.status IN ('completed', 'shipped') "
+                        "JOIN products p ON p.id = i.product_id GROUP BY p.category")
+
+CATEGORY_REVENUE_EVAL = f"""[ -f {DBT_PROJECT}/models/marts/category_revenue.sql ] || fail "there is no dbt model models/marts/category_revenue.sql in {DBT_PROJECT}"
+kind=$(psql -AtX -c "SELECT table_type FROM information_schema.tables WHERE table_schema = 'dbt' AND table_name = 'category_revenue'")
+[ -n "$kind" ] || fail "dbt has not built category_revenue into the schema dbt of analytics"
+diff=$(psql -AtX -v ON_ERROR_STOP=1 -c "WITH m AS (SELECT category::text, revenue::numeric(14,2) FROM dbt.category_revenue), r AS ({CATEGORY_REVENUE_REF}) SELECT count(*) FROM ((TABLE m EXCEPT ALL TABLE r) UNION ALL (TABLE r EXCEPT ALL TABLE m)) d" 2>&1)
+[ "$diff" = 0 ] || fail "dbt.category_revenue's rows are not each category's revenue of completed and shipped orders ($diff rows differ)"
+"""
+
+
 def cli_gui_pairs() -> list[dict]:
     """cli+gui pairs: a view made in the terminal, then charted in Superset's web UI (the GUI suite); the
     essential GUI item is the chart's Save."""
@@ -775,6 +799,65 @@ def cli_gui_pairs() -> list[dict]:
                 {"gui": "wait", "for": ui("[data-test=metrics] [data-test=control-label]", "SUM(revenue)",
                                           path="/explore/")},
                 *save_chart("Revenue by category"),
+            ],
+        },
+        {
+            **common,
+            "name": "superset_cligui_dbt_model_pie",
+            "action_number": 16,
+            "related_apps": [*common["related_apps"], "dbt"],
+            "source": ["https://docs.getdbt.com/docs/build/sql-models",
+                       "https://superset.apache.org/docs/using-superset/exploring-data"],
+            "abstract": f"In the dbt project {DBT_PROJECT} (PostgreSQL database analytics, schema dbt), add a model "
+                        "category_revenue (models/marts/category_revenue.sql) with one row per product category: "
+                        "category, and revenue (the line totals of the order items of completed and shipped orders), "
+                        "and build it with dbt. Then, in Superset (open in Chromium, signed in as admin), register "
+                        "dbt.category_revenue as a dataset and save a pie chart of revenue by category named Revenue "
+                        "share by category.",
+            "verbose": "Write a dbt model in the terminal, build it, and chart it in Superset:\n"
+                       f"1. Open a terminal, cd {DBT_PROJECT} and write models/marts/category_revenue.sql:\n"
+                       + "".join(f"   {line}\n" for line in CATEGORY_REVENUE_MODEL.splitlines()) +
+                       "2. Build it and what it reads: dbt run --select +category_revenue\n"
+                       "3. In the Superset tab in Chromium, click Datasets, then + Dataset; choose the database "
+                       "analytics, the schema dbt and the table category_revenue; click Create and explore dataset.\n"
+                       "4. Choose the chart type Pie Chart and click Create new chart.\n"
+                       "5. Drag category onto Dimensions and revenue onto Metric (the box that opens says SUM: click "
+                       "Save).\n"
+                       "6. Click Create chart, then Save; name the chart Revenue share by category and click Save.",
+            "config": [*prepare([]),
+                       {"type": "execute", "parameters": {"command": bash(
+                           f"rm -f {DBT_PROJECT}/models/marts/category_revenue.sql && "
+                           "psql -qX -d analytics -c 'DROP SCHEMA IF EXISTS dbt CASCADE; CREATE SCHEMA dbt'")}}],
+            "eval": CATEGORY_REVENUE_EVAL + dataset_eval("category_revenue", ["category", "revenue"], done=False,
+                                                         schema="dbt")
+                    + chart_eval("Revenue share by category", {"viz": ["pie"], "table": "category_revenue",
+                                                               "columns": ["category"], "metrics": ["SUM(REVENUE)"],
+                                                               "metrics_also": [["MAX(REVENUE)"], ["MIN(REVENUE)"],
+                                                                                ["AVG(REVENUE)"]]}),
+            "solution": [
+                cmd(f"cd {DBT_PROJECT} && cat > models/marts/category_revenue.sql <<'EOF'\n"
+                    + CATEGORY_REVENUE_MODEL + "EOF\ndbt run --select +category_revenue"),
+                NAV_DATASETS,
+                {"gui": "click", "target": ui("button.ant-btn-primary", "Dataset", path="/tablemodelview/list/")},
+                *pick("[data-test=select-database]", "analytics", "/dataset/add/"),
+                *pick('[data-test="Select schema"]', "dbt", "/dataset/add/", search=True),
+                *pick('[data-test="Select table or type to search tables"]', "category_revenue", "/dataset/add/",
+                      search=True),
+                {"gui": "key", "keys": "escape", "note": "the table list stays open after the choice"},
+                {"gui": "click", "target": ui("button.ant-btn-primary:not([disabled])", "Create and explore dataset",
+                                              path="/dataset/add/")},
+                {"gui": "wait", "for": {"url_is": SUPERSET + "/chart/add"}, "note": "the dataset is created"},
+                {"gui": "click", "target": ui("[data-test=viztype-selector-container]", "Pie Chart", path="/chart/add")},
+                {"gui": "click", "target": ui("button:not([disabled])", "Create new chart", path="/chart/add")},
+                {"gui": "wait", "for": {"url_is": SUPERSET + "/explore/"}},
+                *drop("category", "groupby"),
+                {"gui": "drag", "target": ui("[data-test=DatasourcePanelDragOption]", "revenue", path="/explore/"),
+                 "to": ui("[data-test=metric] [data-test=dnd-labels-container]", path="/explore/"),
+                 "note": "a column dropped on Metric opens the metric editor, set to SUM"},
+                {"gui": "click", "target": ui('[data-test="AdhocMetricEdit#save"]', path="/explore/")},
+                {"gui": "wait", "for": ui("[data-test=metric] [data-test=control-label]", "SUM(revenue)",
+                                          path="/explore/")},
+                *save_chart("Revenue share by category"),
             ],
         },
     ]
