@@ -11,7 +11,7 @@ root (see the package docstring).
 """
 from __future__ import annotations
 
-from .common import clean, cmd, page_target, start_helper, write_pairs
+from .common import bash, clean, cmd, page_target, start_helper, write_pairs
 from .datasets import SAMPLE_HOME
 
 
@@ -276,6 +276,44 @@ UNFINISHED = ("QUEUED", "NOT_STARTED", "STARTING", "STARTED", "MANAGED")
 RUN_TAG = ("requested_by", "finance_review")
 
 
+#: Setup of the re-execution pair (guest python3): hide raw_orders.csv, launch revenue_job through the GraphQL API,
+#: wait until the run has failed (its worker takes minutes to start under emulation), put the file back.
+FAILED_RUN_PY = """import json, os, sys, time, urllib.request
+def gql(query, variables=None):
+    req = urllib.request.Request("http://127.0.0.1:3000/graphql", method="POST",
+                                 headers={"Content-Type": "application/json"},
+                                 data=json.dumps({"query": query, "variables": variables or {}}).encode())
+    with urllib.request.urlopen(req, timeout=600) as r:
+        return json.load(r)["data"]
+repo = gql("{ repositoriesOrError { ... on RepositoryConnection { nodes { name location { name } } } } }")
+repo = repo["repositoriesOrError"]["nodes"][0]
+data = "/home/user/projects/data/raw_orders.csv"
+os.rename(data, data + ".hidden")
+try:
+    launched = gql("mutation($p: ExecutionParams!) { launchRun(executionParams: $p) { __typename "
+                   "... on LaunchRunSuccess { run { runId } } ... on PythonError { message } } }",
+                   {"p": {"selector": {"repositoryLocationName": repo["location"]["name"],
+                                       "repositoryName": repo["name"], "jobName": "revenue_job"},
+                          "runConfigData": {}}})["launchRun"]
+    if "run" not in launched:
+        sys.exit(f"launching revenue_job: {launched}")
+    run_id, status, deadline = launched["run"]["runId"], "", time.monotonic() + 1200
+    while status not in ("FAILURE", "SUCCESS", "CANCELED") and time.monotonic() < deadline:
+        time.sleep(3)
+        status = gql("query($id: ID!) { runOrError(runId: $id) { ... on Run { status } } }",
+                     {"id": run_id})["runOrError"]["status"]
+    if status != "FAILURE":
+        sys.exit(f"the run {run_id} of revenue_job ended {status or 'not'} (FAILURE expected)")
+    print("failed run", run_id)
+finally:
+    os.rename(data + ".hidden", data)
+"""
+
+#: The runs of revenue_job with their parents (for the re-execution pair).
+LINEAGE_QUERY = ("{ runsOrError { ... on Runs { results { runId jobName status parentRunId "
+                 "tags { key value } } } } }")
+
+
 def materialize_selected(names: list[str], essential: bool = False) -> list[dict]:
     """GUI steps on the catalog (Catalog in the navigation bar): tick ``names``, click Materialize selected and
     wait until each row shows Materialized (``essential``: the click, for cli+gui)."""
@@ -376,6 +414,40 @@ def gui_pairs() -> list[dict]:
                 {"gui": "wait", "for": {"url_is": DAGSTER + "/runs/"}, "note": "the launch opens the run's page"},
                 {"gui": "wait", "for": RUN_SUCCEEDED, "timeout_s": RUN_WAIT_S,
                  "note": "the run's page says it succeeded (minutes under emulation)"},
+            ],
+        },
+        {
+            **common,
+            "name": "dagster_gui_reexecute_from_failure",
+            "unproven": True,
+            "action_number": 4,
+            "source": ["https://docs.dagster.io/guides/operate/run-executors#re-execution",
+                       "https://docs.dagster.io/guides/operate/webserver"],
+            "abstract": "The last run of revenue_job in Dagster failed because raw_orders.csv was missing at the time; "
+                        "the file is back. In Dagster's web UI (open in Chromium), re-execute that run from its "
+                        "failure and let the re-execution finish successfully.",
+            "verbose": "Re-execute a failed run from the failure in Dagster's web UI:\n"
+                       "1. In the Dagster tab in Chromium, click Runs in the left-hand navigation bar.\n"
+                       "2. In the row of the failed run of revenue_job, click View.\n"
+                       "3. Click the arrow beside Re-execute all (top right) and choose From failure.\n"
+                       "4. The new run's page opens: wait until it shows that the run succeeded.",
+            "config": [*GUI_CONFIG, {"type": "execute", "parameters": {
+                "command": bash(f"python3 - <<'PY'\n{FAILED_RUN_PY}PY"), "timeout_s": 1500}}],
+            "eval": dagster_gql(LINEAGE_QUERY,
+                                f"any(r['status'] == 'SUCCESS' and r['parentRunId'] in [f['runId'] for f in "
+                                f"{REVENUE_RUNS} if f['status'] == 'FAILURE'] and {{'key': 'dagster/is_resume_retry', "
+                                f"'value': 'true'}} in r['tags'] for r in {REVENUE_RUNS})",
+                                settle=f"any(r['status'] in {UNFINISHED} for r in {REVENUE_RUNS})")
+                    + "echo EVAL_OK\n",
+            "solution": [
+                {"gui": "click", "target": ui('a[href="/runs"]'), "note": "Runs in the navigation bar"},
+                {"gui": "click", "target": ui('a[href^="/runs/"]', "View", url=DAGSTER + "/runs"),
+                 "note": "the failed run, the only one"},
+                {"gui": "click", "target": ui('button[class*="LaunchButton_dropdownArrow"]', url=DAGSTER + "/runs/"),
+                 "note": "the arrow beside Re-execute all"},
+                {"gui": "click", "target": ui("[role=menuitem]", "From failure", url=DAGSTER + "/runs/")},
+                {"gui": "wait", "for": RUN_SUCCEEDED, "timeout_s": RUN_WAIT_S,
+                 "note": "the re-execution's page says it succeeded (minutes under emulation)"},
             ],
         },
         {
