@@ -55,7 +55,17 @@ _DOM_QUERY = """
       covered = hit.tagName.toLowerCase() + cls;
     }
   }
-  return {count: els.length, front, win, href, box: [r.left, r.top, r.width, r.height], inView, covered,
+  // A finite animation or transition running on it or a container (a dialog zooming open): its box is
+  // not where it will be. Endless ones (spinners) are left out.
+  let moving = null;
+  for (let a = e; a && !moving; a = a.parentElement) {
+    if (a.getAnimations && a.getAnimations().some(x => x.playState === 'running' &&
+        x.effect && x.effect.getComputedTiming().iterations !== Infinity)) {
+      const cls = typeof a.className === 'string' && a.className ? '.' + a.className.trim().split(/\\s+/)[0] : '';
+      moving = a.tagName.toLowerCase() + cls;
+    }
+  }
+  return {count: els.length, front, win, href, box: [r.left, r.top, r.width, r.height], inView, covered, moving,
           below: cy >= window.innerHeight, label: own(e).slice(0, 80)};
 }
 """
@@ -268,6 +278,8 @@ class Locator:
                              scroll=-5 if seen["below"] else 5, scroll_at=centre)
             if seen["covered"]:
                 return Found(exists=True, reason=f"its centre is covered by <{seen['covered']}>")
+            if seen.get("moving"):
+                return Found(exists=True, reason=f"an animation is moving it (on <{seen['moving']}>)")
             return Found(box=box, exists=True)
         if prefix and not shown:
             return Found(reason="; ".join([f"no tab shows {target.url}", *reasons]))
