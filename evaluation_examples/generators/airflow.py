@@ -111,6 +111,11 @@ TRIGGER_RUN_ID = "emea_full_refresh"
 VARIABLE = ("report_recipients", "data-team@example.com", "Who gets the daily order report")
 
 
+#: The connection the GUI connection pair asks for (a Generic one: the image has no PostgreSQL provider).
+CONNECTION = {"conn_id": "warehouse_db", "conn_type": "generic", "host": "127.0.0.1", "port": "5432", "login": "user",
+              "password": "password", "schema": "analytics"}
+
+
 def gui_pairs() -> list[dict]:
     """GUI pairs: the same work through Airflow's own web UI in Chromium (the GUI suite)."""
     key, value, description = VARIABLE
@@ -203,6 +208,59 @@ def gui_pairs() -> list[dict]:
                  "note": "a click while the dialog still grew was lost: wait for the fourth line of the JSON"},
                 {"gui": "click", "target": ui("[data-testid=trigger-dag-submit]")},
                 {"gui": "wait", "for": {"gone": ui("[role=dialog]")}},
+            ],
+        },
+        {
+            **common,
+            "name": "airflow_gui_connection",
+            "unproven": True,
+            "action_number": 10,
+            "source": ["https://airflow.apache.org/docs/apache-airflow/stable/howto/connection.html"],
+            "abstract": f"Using Airflow's web UI in Chromium (not the command line), create the Airflow connection "
+                        f"{CONNECTION['conn_id']} of type Generic for this machine's PostgreSQL database: host "
+                        f"{CONNECTION['host']}, port {CONNECTION['port']}, login {CONNECTION['login']}, password "
+                        f"{CONNECTION['password']}, schema {CONNECTION['schema']}.",
+            "verbose": "Create an Airflow connection through the web UI:\n"
+                       "1. In the Airflow tab in Chromium, open Admin in the left-hand bar and choose Connections.\n"
+                       "2. Click Add Connection.\n"
+                       f"3. Connection ID: {CONNECTION['conn_id']}; Connection Type: Generic (type it in the list "
+                       "to find it).\n"
+                       f"4. Under Standard Fields: Host {CONNECTION['host']}, Login {CONNECTION['login']}, Password "
+                       f"{CONNECTION['password']}, Port {CONNECTION['port']}, Schema {CONNECTION['schema']}.\n"
+                       "5. Click Save.",
+            "config": GUI_CONFIG,
+            "eval": f"""got=$(airflow connections get {CONNECTION['conn_id']} -o json 2>/dev/null)
+why=$(python3 - "$got" <<'PY' 2>&1
+import json, sys
+want = {CONNECTION!r}
+try:
+    got = json.loads(sys.argv[1])[0]
+except Exception:
+    sys.exit("Airflow has no connection {CONNECTION['conn_id']}")
+wrong = [f"{{k}} is {{got.get(k)!r}}, not {{v!r}}" for k, v in want.items()
+         if str(got.get(k) or "") != v and not (k == "host" and got.get(k) == "localhost")]
+if wrong:
+    sys.exit("the connection {CONNECTION['conn_id']}: " + "; ".join(wrong))
+PY
+)
+[ -z "$why" ] || fail "$why"
+echo EVAL_OK
+""",
+            "solution": [
+                {"gui": "click", "target": ui('button[aria-label="Admin"]')},
+                {"gui": "click", "target": ui("[role=menuitem]", "Connections")},
+                {"gui": "click", "target": ui("button", "Add Connection", url=AIRFLOW + "/connections")},
+                {"gui": "type", "target": ui("[role=dialog] input.chakra-input", url=AIRFLOW + "/connections"),
+                 "text": CONNECTION["conn_id"]},
+                {"gui": "type", "target": ui("[role=dialog] input[role=combobox]", url=AIRFLOW + "/connections"),
+                 "text": "Generic"},
+                {"gui": "click", "target": ui("[role=option]", "Generic", url=AIRFLOW + "/connections")},
+                *[{"gui": "type", "target": {**ui("[role=dialog] input.chakra-input", url=AIRFLOW + "/connections"),
+                                             "index": i}, "text": CONNECTION[key],
+                   "note": "the form's inputs in order: Connection ID, Host, Login, Password, Port, Schema"}
+                  for i, key in enumerate(("host", "login", "password", "port", "schema"), 1)],
+                {"gui": "click", "target": ui("[role=dialog] button", "Save", url=AIRFLOW + "/connections")},
+                {"gui": "wait", "for": {"gone": ui("[role=dialog]", url=AIRFLOW + "/connections")}},
             ],
         },
         {
