@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from desktop_env.evaluators.metrics.general import (
-    check_file_existence, check_include_exclude, check_yaml_file, compare_json_file, compare_text_file,
+    check_file_existence, check_include_exclude, check_json, check_yaml_file, compare_json_file, compare_text_file,
     diff_text_file, exact_match, infeasible, is_expected_url_pattern_match, is_not_in_list, literal_match,
 )
 from desktop_env.evaluators.metrics.utils import MetricError
@@ -158,3 +158,42 @@ models:
         p = write(tmp_path, "schema.yml", self.YAML)
         with pytest.raises(MetricError):
             check_yaml_file(p, [["equals", ["version"], 2]])
+
+
+class TestCheckJson:
+    """On the Preferences file Chromium wrote after "Ask where to save each file before downloading" was
+    turned on in chrome://settings/downloads (tests/data/chromium)."""
+
+    PREFS = Path(__file__).resolve().parents[1] / "data/chromium/Preferences.ask_where_to_save"
+    ASK = {"key": ["download", "prompt_for_download"], "method": "eq", "ref": True}
+
+    def test_the_setting_chromium_saved_passes(self):
+        assert check_json(str(self.PREFS), {"expect": [self.ASK]}) == 1.0
+
+    def test_the_setting_off_or_missing_fails(self, tmp_path):
+        prefs = json.loads(self.PREFS.read_text())
+        prefs["download"]["prompt_for_download"] = False
+        off = write(tmp_path, "off.json", json.dumps(prefs))
+        assert check_json(off, {"expect": [self.ASK]}) == 0.0
+        del prefs["download"]
+        assert check_json(write(tmp_path, "none.json", json.dumps(prefs)), {"expect": [self.ASK]}) == 0.0
+        assert check_json(str(tmp_path / "absent.json"), {"expect": [self.ASK]}) == 0.0
+        assert check_json(write(tmp_path, "bad.json", "{"), {"expect": [self.ASK]}) == 0.0
+
+    def test_unexpect_methods_and_yaml(self, tmp_path):
+        prefs = str(self.PREFS)
+        assert check_json(prefs, {"unexpect": [self.ASK]}) == 0.0
+        assert check_json(prefs, {"expect": [{**self.ASK, "method": "ne", "ref": False}]}) == 1.0
+        assert check_json(prefs, {"unexpect": [{"key": ["no", "such", "key"], "ref": 1}]}) == 1.0
+        doc = write(tmp_path, "a.yaml", "server:\n  port: 8080\n  hosts: [alpha, beta]\n")
+        assert check_json(doc, {"expect": [{"key": ["server", "port"], "method": "ge", "ref": 8000},
+                                           {"key": ["server", "hosts", 1], "method": "re", "ref": "^be"}]},
+                          is_yaml=True) == 1.0
+        assert check_json(doc, {"expect": [{"key": ["server", "port"], "method": "lt", "ref": "8000"}]},
+                          is_yaml=True) == 0.0
+
+    def test_bad_rules_are_named(self, tmp_path):
+        with pytest.raises(MetricError, match="unknown method 'approx'"):
+            check_json(str(self.PREFS), {"expect": [{**self.ASK, "method": "approx"}]})
+        with pytest.raises(MetricError, match="expects rules"):
+            check_json(str(self.PREFS), [self.ASK])

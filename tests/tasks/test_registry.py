@@ -21,7 +21,7 @@ METRIC_NAMES = """check_include_exclude compare_csv compare_table compare_notebo
 compare_ipynb_files is_jupyter_cell_executed are_jupyter_outputs_cleared compare_jupyterlab_images
 check_local_database compare_json_file exact_match literal_match compare_text_file diff_text_file check_yaml_file
 check_file_existence is_expected_url_pattern_match is_not_in_list compare_images compare_image_list
-compare_metabase_images compare_sql infeasible""".split()
+compare_metabase_images compare_sql infeasible check_json""".split()
 RUNNABLE_SETUP = """google_chrome_browser copyfile_from_host_to_guest script_and_execute launch open execute command
 sleep activate_window close_window download upload_file change_wallpaper chrome_open_tabs chrome_close_tabs
 update_browse_history""".split()

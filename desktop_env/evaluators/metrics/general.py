@@ -107,6 +107,74 @@ def _load_json(value):
         return None
 
 
+_MISSING = object()
+
+#: How check_json compares the value at a key path with a rule's ``ref``.
+_JSON_METHODS = {
+    "eq": lambda v, ref: v == ref,
+    "ne": lambda v, ref: v != ref,
+    "lt": lambda v, ref: v < ref,
+    "le": lambda v, ref: v <= ref,
+    "gt": lambda v, ref: v > ref,
+    "ge": lambda v, ref: v >= ref,
+    "re": lambda v, ref: isinstance(v, str) and re.search(ref, v) is not None,
+}
+
+
+def _at(data: Any, path: list) -> Any:
+    """The value at ``path`` (dict keys, list indexes) in ``data``, or ``_MISSING``."""
+    for key in path:
+        if isinstance(data, dict) and key in data:
+            data = data[key]
+        elif isinstance(data, list) and isinstance(key, int) and -len(data) <= key < len(data):
+            data = data[key]
+        else:
+            return _MISSING
+    return data
+
+
+def _rule_holds(data: Any, rule: dict) -> bool:
+    path = rule.get("key")
+    path = path if isinstance(path, list) else [path]
+    method = rule.get("method", "eq")
+    if method not in _JSON_METHODS:
+        raise MetricError(f"check_json: unknown method {method!r}; expected one of {', '.join(_JSON_METHODS)}")
+    value = _at(data, path)
+    if value is _MISSING:
+        return False
+    try:
+        return bool(_JSON_METHODS[method](value, rule.get("ref")))
+    except TypeError:  # an order comparison between a string and a number: the rule does not hold
+        return False
+
+
+@METRICS.register()
+def check_json(result: Any, expected: Any, is_yaml: bool = False) -> float:
+    """1 when the JSON (or YAML, ``is_yaml``) file ``result`` satisfies the rules ``expected``.
+
+    ``expected`` is ``{"expect": [RULE...], "unexpect": [RULE...]}`` (either may be left out), a RULE
+    being ``{"key": [path...], "method": "eq"|"ne"|"lt"|"le"|"gt"|"ge"|"re", "ref": value}``: the value at
+    the key path (dict keys, list indexes) compared with ``ref``. Every ``expect`` rule must hold (a
+    missing key does not) and no ``unexpect`` rule may. A missing or unreadable file scores 0.
+    """
+    path = as_existing_path(result)
+    if path is None:
+        return 0.0
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = yaml.safe_load(text) if is_yaml else json.loads(text)
+    except (json.JSONDecodeError, yaml.YAMLError, UnicodeDecodeError) as exc:
+        logger.info("check_json: %s is not valid %s (%s)", path, "YAML" if is_yaml else "JSON", exc)
+        return 0.0
+    rules = expected if isinstance(expected, dict) else {}
+    if not isinstance(expected, dict) or not set(rules) & {"expect", "unexpect"}:
+        raise MetricError(f"check_json expects rules {{expect, unexpect}}, got {expected!r}")
+    ok = (all(_rule_holds(data, r) for r in rules.get("expect") or [])
+          and not any(_rule_holds(data, r) for r in rules.get("unexpect") or []))
+    logger.debug("check_json %s: %s", path, ok)
+    return float(ok)
+
+
 @METRICS.register()
 def compare_json_file(result: Any, expected: Any) -> float:
     """1 when two JSON files decode to equal values."""
