@@ -1,7 +1,8 @@
 """Chromium download task pairs (``examples/chromium``) on the ``base`` image: a page of the
 guest's file system exports a CSV through the browser's own download, found and clicked through
-the page's DOM (GUI steps over the DevTools protocol). They start from the ``base:chromium`` warm
-state (Chromium already running).
+the page's DOM (GUI steps over the DevTools protocol); and Chromium's own download setting, turned
+on in its settings page (found in the accessibility tree; its Preferences file is checked). They
+start from the ``base:chromium`` warm state (Chromium already running).
 
 Regenerate with ``python3 -m evaluation_examples.generators downloads`` from the repository root
 (see the package docstring).
@@ -16,6 +17,8 @@ from .common import csv_text, write_pairs
 PAGE = "/home/user/site/export.html"
 PAGE_URL = f"file://{PAGE}"
 DOWNLOADS = "/home/user/Downloads"
+PREFERENCES = "/home/user/.config/chromium/Default/Preferences"
+ASK_TOGGLE = "Ask where to save each file before downloading"
 REGIONS = ["North", "South", "East", "West"]
 HEADER = ["order_id", "order_date", "region", "product", "quantity", "amount"]
 _PRODUCTS = [("Desk lamp", 34.5), ("Office chair", 189.0), ("Monitor arm", 72.25), ("Keyboard", 49.9),
@@ -125,6 +128,40 @@ def pairs() -> list[dict]:
                 {"gui": "click", "target": {"css": "label", "text": "West", "url": PAGE_URL}},
                 {"gui": "click", "target": {"css": "button#export", "url": PAGE_URL}},
                 {"gui": "wait", "for": {"file": f"{DOWNLOADS}/orders_west.csv"}},
+            ],
+        },
+        {
+            "name": "chromium_ask_where_to_save",
+            "id_seed": "gui_suite",
+            "app": "chromium",
+            "snapshot": "base:chromium",
+            "gui_suite": True,
+            "unproven": True,
+            "category": "data_ingestion_and_integration",
+            "interface": "gui",
+            "action_number": 3,
+            "related_apps": ["chromium"],
+            "source": ["https://support.google.com/chrome/answer/95759"],
+            "abstract": "Make Chromium ask where to save each file before downloading it, instead of saving "
+                        "downloads straight into the Downloads folder.",
+            "verbose": "Change Chromium's download setting:\n"
+                       "1. In Chromium, open Settings > Downloads (or type chrome://settings/downloads in the address "
+                       "bar and press Enter).\n"
+                       "2. Turn on \"Ask where to save each file before downloading\".\n"
+                       "3. Chromium saves the setting by itself; nothing else is needed.",
+            "config": [],
+            "evaluator": {
+                "func": "check_json",
+                "result": {"type": "vm_file", "path": PREFERENCES, "dest": "Preferences"},
+                "expected": {"type": "rule", "rules": {"expect": [
+                    {"key": ["download", "prompt_for_download"], "method": "eq", "ref": True}]}},
+            },
+            "solution": [
+                {"gui": "key", "keys": "ctrl+l", "note": "the address bar"},
+                {"gui": "type", "text": "chrome://settings/downloads\n"},
+                {"gui": "click", "target": {"role": "toggle-button", "name": ASK_TOGGLE}},
+                {"gui": "wait", "for": {"file": PREFERENCES, "contains": '"prompt_for_download":true'},
+                 "note": "Chromium writes its Preferences file some seconds after a change"},
             ],
         },
     ]
