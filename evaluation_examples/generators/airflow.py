@@ -9,7 +9,7 @@ root (see the package docstring).
 """
 from __future__ import annotations
 
-from .common import clean, cmd, page_target, start_helper, write_pairs
+from .common import bash, clean, cmd, page_target, start_helper, write_pairs
 
 
 def airflow_run_check(dag_id: str) -> str:
@@ -109,6 +109,57 @@ PY
 TRIGGER_CONF = '{"region": "emea", "full_refresh": true}'
 TRIGGER_RUN_ID = "emea_full_refresh"
 VARIABLE = ("report_recipients", "data-team@example.com", "Who gets the daily order report")
+
+
+#: Setup of the clear-and-rerun pair (a login shell as user): hide raw_orders.csv, unpause and trigger shop_etl,
+#: wait until the run has failed (minutes under emulation), put the file back.
+FAILED_RUN_SH = """set -e
+d=/home/user/projects/data/raw_orders.csv
+mv "$d" "$d.hidden"
+trap 'mv "$d.hidden" "$d"' EXIT
+airflow dags unpause shop_etl >/dev/null 2>&1
+run=$(airflow dags trigger shop_etl -o json 2>/dev/null | python3 -c 'import json, sys; print(json.loads(sys.stdin.read().strip().splitlines()[-1])[0]["dag_run_id"])')
+for i in $(seq 1 400); do
+  state=$(python3 -c "
+import sqlite3, sys
+con = sqlite3.connect('file:/home/user/airflow/airflow.db?mode=ro', uri=True)
+r = con.execute(\\"SELECT state FROM dag_run WHERE dag_id = 'shop_etl' AND run_id = ?\\", (sys.argv[1],)).fetchone()
+print(r[0] if r else '')" "$run")
+  case "$state" in failed) echo "failed run $run"; exit 0;; success) echo "the run $run succeeded" >&2; exit 1;; esac
+  sleep 3
+done
+echo "the run $run did not fail within 20 minutes ($state)" >&2
+exit 1
+"""
+
+#: Evaluator of the clear-and-rerun pair: the one run of shop_etl succeeded, its count_orders ran twice (asked again for
+#: up to 10 minutes while the run is queued or running).
+CLEARED_RUN_EVAL = """why=$(python3 - <<'PY' 2>&1
+import sqlite3, sys, time
+def look():
+    con = sqlite3.connect("file:/home/user/airflow/airflow.db?mode=ro", uri=True)
+    try:
+        return (con.execute("SELECT run_id, state FROM dag_run WHERE dag_id = 'shop_etl'").fetchall(),
+                con.execute("SELECT task_id, state, try_number FROM task_instance WHERE dag_id = 'shop_etl'").fetchall())
+    finally:
+        con.close()
+runs, tries = look()
+deadline = time.monotonic() + 600
+while any(state in ("queued", "running") for _, state in runs) and time.monotonic() < deadline:
+    time.sleep(5)
+    runs, tries = look()
+if len(runs) != 1:
+    sys.exit(f"shop_etl has {len(runs)} runs ({runs}): its failed run was to be cleared, not a new one triggered")
+if runs[0][1] != "success":
+    sys.exit(f"the run {runs[0][0]} is {runs[0][1]}, not success")
+tasks = {task: (state, n) for task, state, n in tries}
+if tasks.get("count_orders", (None, 0))[1] < 2:
+    sys.exit(f"count_orders was not run again (task instances: {tasks})")
+PY
+)
+[ -z "$why" ] || fail "$why"
+echo EVAL_OK
+"""
 
 
 #: The connection the GUI connection pair asks for (a Generic one: the image has no PostgreSQL provider).
@@ -261,6 +312,39 @@ echo EVAL_OK
                   for i, key in enumerate(("host", "login", "password", "port", "schema"), 1)],
                 {"gui": "click", "target": ui("[role=dialog] button", "Save", url=AIRFLOW + "/connections")},
                 {"gui": "wait", "for": {"gone": ui("[role=dialog]", url=AIRFLOW + "/connections")}},
+            ],
+        },
+        {
+            **common,
+            "name": "airflow_gui_clear_failed_task",
+            "unproven": True,
+            "action_number": 5,
+            "source": ["https://airflow.apache.org/docs/apache-airflow/stable/ui.html",
+                       "https://airflow.apache.org/docs/apache-airflow/stable/core-concepts/tasks.html"],
+            "abstract": "The last run of the DAG shop_etl failed in its task count_orders because raw_orders.csv was "
+                        "missing at the time; the file is back. In Airflow's web UI (open in Chromium), clear the failed "
+                        "task so that Airflow runs it again with what follows it, in the same run (do not trigger a "
+                        "new run), and let the run succeed.",
+            "verbose": "Clear and rerun a failed task in Airflow's web UI:\n"
+                       "1. In the Airflow tab in Chromium, click Dags in the left-hand bar, then shop_etl.\n"
+                       "2. The Overview shows the failed task count_orders and its log; click the Clear Task Instance "
+                       "button beside Show Logs.\n"
+                       "3. Keep Downstream selected and click Confirm.\n"
+                       "4. Airflow runs count_orders and write_summary again; the Failed Runs count drops to 0 and "
+                       "the run succeeds within minutes.",
+            "config": [*GUI_CONFIG, {"type": "execute", "parameters": {"command": bash(FAILED_RUN_SH),
+                                                                       "timeout_s": 1500}}],
+            "eval": CLEARED_RUN_EVAL,
+            "solution": [
+                {"gui": "click", "target": ui('a[href="/dags"]'), "note": "the navigation bar's Dags link"},
+                {"gui": "click", "target": ui('a[href="/dags/shop_etl"]', url=AIRFLOW + "/dags")},
+                {"gui": "click", "target": ui('button[aria-label="Clear Task Instance"]', url=AIRFLOW + "/dags/shop_etl"),
+                 "note": "beside Show Logs, in the failed task's panel"},
+                {"gui": "click", "target": ui("[role=dialog] button", "Confirm", url=AIRFLOW + "/dags/shop_etl")},
+                {"gui": "wait", "for": {"gone": ui("[role=dialog]", url=AIRFLOW + "/dags/shop_etl")}},
+                {"gui": "wait", "for": ui('a[href="/dags/shop_etl/runs?state=failed"]', "0 Failed Runs",
+                                          url=AIRFLOW + "/dags/shop_etl"),
+                 "note": "the run is no longer failed (the evaluator waits for it to finish)"},
             ],
         },
         {
