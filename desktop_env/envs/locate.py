@@ -55,11 +55,12 @@ _DOM_QUERY = """
       covered = hit.tagName.toLowerCase() + cls;
     }
   }
-  // A finite animation or transition running on it or a container (a dialog zooming open): its box is
-  // not where it will be. Endless ones (spinners) are left out.
+  // A finite animation or transition on it or a container, running or paused before it starts (a dialog
+  // zooming open; Ant Design holds a dialog paused at its first frame, shrunk, until the zoom starts):
+  // its box is not where it will be. Endless ones (spinners) are left out.
   let moving = null;
   for (let a = e; a && !moving; a = a.parentElement) {
-    if (a.getAnimations && a.getAnimations().some(x => x.playState === 'running' &&
+    if (a.getAnimations && a.getAnimations().some(x => (x.playState === 'running' || x.playState === 'paused') &&
         x.effect && x.effect.getComputedTiming().iterations !== Infinity)) {
       const cls = typeof a.className === 'string' && a.className ? '.' + a.className.trim().split(/\\s+/)[0] : '';
       moving = a.tagName.toLowerCase() + cls;

@@ -441,6 +441,44 @@ def test_a_click_waits_for_an_animation_on_its_container(client, apps, xsession,
     assert any(t.startswith("clicked after") for t in xsession.window_titles()), xsession.window_titles()
 
 
+def test_a_click_waits_for_a_paused_animation_to_play(client, apps, xsession, tmp_path):
+    """Ant Design holds a dialog at the first frame of its zoom, paused, before it plays: the click waits
+    until the animation has played (the title records whether it had)."""
+    from playwright.sync_api import sync_playwright
+    from vmsrv_harness import free_port
+
+    from desktop_env.harness.gui_replay import run_gui_step
+
+    page = tmp_path / "paused.html"
+    page.write_text("<!doctype html><title>paused</title><style>@keyframes up { from { transform: "
+                    "translateY(300px) } to { transform: none } }</style><body style='margin:0'>"
+                    "<div id=box><button id=go style='height:40px;width:200px' "
+                    "onclick=\"document.title = 'clicked ' + (window.done ? 'after' : 'during')\">Go</button></div>"
+                    "<script>box.addEventListener('animationend', () => { window.done = true; });"
+                    "function start() { box.style.animation = 'up 0.5s linear both paused'; "
+                    "setTimeout(() => { box.style.animationPlayState = 'running'; }, 2000); }</script>")
+    port = free_port()
+    apps.launch(["chromium", "--no-sandbox", "--no-first-run", "--disable-background-networking", "--disable-gpu",
+                 "--disable-dev-shm-usage", "--password-store=basic", "--window-position=0,0",
+                 "--window-size=800,600", f"--remote-debugging-port={port}",
+                 f"--user-data-dir={tmp_path / 'profile'}", page.as_uri()])
+    cdp = f"http://127.0.0.1:{port}"
+
+    def started():
+        with sync_playwright() as pw:
+            browser = pw.chromium.connect_over_cdp(cdp, timeout=5000)
+            tab = next(t for c in browser.contexts for t in c.pages if t.url.endswith("paused.html"))
+            tab.evaluate("start()")
+            return True
+
+    wait_until(lambda: _quietly(started), 90, "Chromium's DevTools and the page", interval_s=1.0)
+    _, _, _, _, info = run_gui_step(_ReplayEnv(client, cdp), {"gui_step": {"gui": "click", "target": {"css": "#go"}},
+                                                              "index": 0}, time.monotonic() + 90)
+    assert "error" not in info, info
+    wait_until(lambda: any(t.startswith("clicked") for t in xsession.window_titles()), 20, "the button's click")
+    assert any(t.startswith("clicked after") for t in xsession.window_titles()), xsession.window_titles()
+
+
 def test_a_page_drag_drops_right_after_the_page_shows(client, apps, xsession, tmp_path):
     """HTML5 drag and drop (react-dnd's backend, Superset's chart editor): the drag starts as soon as the
     page answers, the page is seen starting the drag and dragging over the drop target, and the drop lands."""
