@@ -379,6 +379,18 @@ echo EVAL_OK
 """
 
 
+#: GUI-suite pairs written but not yet proven by oracle and noop runs on the current image (indexed nowhere).
+UNPROVEN = {"superset_gui_customers_dataset", "superset_gui_orders_status_pie", "superset_gui_saved_query",
+            "superset_gui_price_by_category_bar", "superset_gui_sales_dashboard", "superset_gui_orders_per_month_line",
+            "superset_gui_total_payments_big_number", "superset_gui_promotions_annotation",
+            "superset_gui_email_report_infeasible", "superset_cligui_revenue_view_chart", "superset_cligui_dbt_model_pie"}
+
+
+def _marked(pairs: list[dict]) -> list[dict]:
+    """``pairs`` with those in :data:`UNPROVEN` marked ``unproven``."""
+    return [{**p, "unproven": True} if p["name"] in UNPROVEN else p for p in pairs]
+
+
 #: The keys every Superset GUI-suite pair shares.
 GUI_COMMON = {"id_seed": "gui_suite", "app": "superset", "snapshot": "data:superset", "gui_suite": True,
               "related_apps": ["superset", "chromium", "postgresql"], "category": "data_analysis_and_visualization",
@@ -431,8 +443,8 @@ STATUS_SQL = "SELECT status, count(*) AS orders FROM orders GROUP BY status ORDE
 
 def gui_pairs() -> list[dict]:
     """GUI pairs: work in Superset's own web UI in Chromium (the GUI suite)."""
-    common = {**GUI_COMMON, "unproven": True}
-    return [
+    common = GUI_COMMON
+    return _marked([
         {
             **common,
             "name": "superset_gui_customers_dataset",
@@ -703,7 +715,7 @@ def gui_pairs() -> list[dict]:
                        "If this Superset has no Alerts & Reports (the feature is switched off and no mail server is "
                        "configured), do not work around it: report that the task cannot be done.",
         },
-    ]
+    ])
 
 
 # -- cli+gui pairs: SQL in the terminal, then Superset's web UI ----------------------------------------------------
@@ -746,9 +758,8 @@ diff=$(psql -AtX -v ON_ERROR_STOP=1 -c "WITH m AS (SELECT category::text, revenu
 def cli_gui_pairs() -> list[dict]:
     """cli+gui pairs: a view made in the terminal, then charted in Superset's web UI (the GUI suite); the
     essential GUI item is the chart's Save."""
-    common = {**GUI_COMMON, "unproven": True, "interface": "cli+gui",
-              "related_apps": [*GUI_COMMON["related_apps"], "terminal"]}
-    return [
+    common = {**GUI_COMMON, "interface": "cli+gui", "related_apps": [*GUI_COMMON["related_apps"], "terminal"]}
+    return _marked([
         {
             **common,
             "name": "superset_cligui_revenue_view_chart",
@@ -860,7 +871,7 @@ def cli_gui_pairs() -> list[dict]:
                 *save_chart("Revenue share by category"),
             ],
         },
-    ]
+    ])
 
 
 def main() -> None:
