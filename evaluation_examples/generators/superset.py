@@ -380,10 +380,7 @@ echo EVAL_OK
 
 
 #: GUI-suite pairs written but not yet proven by oracle and noop runs on the current image (indexed nowhere).
-UNPROVEN = {"superset_gui_customers_dataset", "superset_gui_orders_status_pie", "superset_gui_saved_query",
-            "superset_gui_price_by_category_bar", "superset_gui_sales_dashboard", "superset_gui_orders_per_month_line",
-            "superset_gui_total_payments_big_number", "superset_gui_promotions_annotation",
-            "superset_gui_email_report_infeasible", "superset_cligui_revenue_view_chart", "superset_cligui_dbt_model_pie"}
+UNPROVEN = {"superset_cligui_dbt_model_pie"}
 
 
 def _marked(pairs: list[dict]) -> list[dict]:
