@@ -136,7 +136,6 @@ def pairs() -> list[dict]:
             "app": "chromium",
             "snapshot": "base:chromium",
             "gui_suite": True,
-            "unproven": True,
             "category": "data_ingestion_and_integration",
             "interface": "gui",
             "action_number": 3,
