@@ -264,7 +264,6 @@ def gui_pairs() -> list[dict]:
         {
             **common,
             "name": "airflow_gui_connection",
-            "unproven": True,
             "action_number": 10,
             "source": ["https://airflow.apache.org/docs/apache-airflow/stable/howto/connection.html"],
             "abstract": f"Using Airflow's web UI in Chromium (not the command line), create the Airflow connection "
