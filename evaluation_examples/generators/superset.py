@@ -275,14 +275,20 @@ if problems:
 """
 
 
-def chart_eval(name: str, spec: dict) -> str:
-    """eval.sh body: Superset has one saved chart ``name`` as ``spec`` says (see :data:`CHART_PY`)."""
-    return f"""why=$(python3 - {name!r} '{json.dumps(spec)}' <<'PY' 2>&1
-{CHART_PY}PY
+def checked(code: str, args: str) -> str:
+    """eval.sh body: run the python3 checker ``code`` with the shell words ``args``; what it exits with is the
+    reason of the failure, nothing means EVAL_OK."""
+    return f"""why=$(python3 - {args} <<'PY' 2>&1
+{code}PY
 )
 [ -z "$why" ] || fail "$why"
 echo EVAL_OK
 """
+
+
+def chart_eval(name: str, spec: dict) -> str:
+    """eval.sh body: Superset has one saved chart ``name`` as ``spec`` says (see :data:`CHART_PY`)."""
+    return checked(CHART_PY, f"{name!r} '{json.dumps(spec)}'")
 
 
 #: Evaluator helper (python3): the saved query labelled argv[1] on analytics, whose SQL (run read-only as the
@@ -312,12 +318,7 @@ if got != want:
 
 def saved_query_eval(label: str, reference: str) -> str:
     """eval.sh body: Superset has one saved query ``label`` whose rows are those of ``reference``."""
-    return f"""why=$(python3 - {label!r} {reference!r} <<'PY' 2>&1
-{SAVED_QUERY_PY}PY
-)
-[ -z "$why" ] || fail "$why"
-echo EVAL_OK
-"""
+    return checked(SAVED_QUERY_PY, f"{label!r} {reference!r}")
 
 
 #: Evaluator helper (python3): one dashboard titled argv[1] that holds (in its layout and its chart list) the saved
@@ -343,12 +344,7 @@ if missing:
 
 def dashboard_eval(title: str, charts: list[str]) -> str:
     """eval.sh body: Superset has one dashboard ``title`` showing each of ``charts`` (saved charts' names)."""
-    return f"""why=$(python3 - {title!r} '{json.dumps(charts)}' <<'PY' 2>&1
-{DASHBOARD_PY}PY
-)
-[ -z "$why" ] || fail "$why"
-echo EVAL_OK
-"""
+    return checked(DASHBOARD_PY, f"{title!r} '{json.dumps(charts)}'")
 
 
 #: Evaluator helper (python3): one annotation layer named argv[1] holding an annotation named argv[2] from the
@@ -371,12 +367,7 @@ if found != [(start, end)]:
 def annotation_eval(layer: str, name: str, start: str, end: str) -> str:
     """eval.sh body: Superset has one annotation layer ``layer`` with the annotation ``name`` from ``start`` to
     ``end`` (dates)."""
-    return f"""why=$(python3 - {layer!r} {name!r} {start} {end} <<'PY' 2>&1
-{ANNOTATION_PY}PY
-)
-[ -z "$why" ] || fail "$why"
-echo EVAL_OK
-"""
+    return checked(ANNOTATION_PY, f"{layer!r} {name!r} {start} {end}")
 
 
 #: GUI-suite pairs written but not yet proven by oracle and noop runs on the current image (indexed nowhere).
@@ -407,14 +398,50 @@ def pick(select_css: str, option: str, path: str, search: bool = False) -> list[
             {"gui": "click", "target": ui(".ant-select-item-option", option, path=path)}]
 
 
+def chart_type(viz: str) -> list[dict]:
+    """GUI steps on the new-chart page, its dataset chosen: the chart type, Create new chart, the editor."""
+    return [{"gui": "click", "target": ui("[data-test=viztype-selector-container]", viz, path="/chart/add")},
+            {"gui": "click", "target": ui("button:not([disabled])", "Create new chart", path="/chart/add")},
+            {"gui": "wait", "for": {"url_is": SUPERSET + "/explore/"}}]
+
+
 def new_chart(dataset: str, viz: str) -> list[dict]:
     """GUI steps from any page to the chart editor: Charts, + Chart, the dataset, the chart type, Create new chart."""
     return [NAV_CHARTS,
             {"gui": "click", "target": ui("button.ant-btn-primary", "Chart", path="/chart/list/")},
-            *pick("[data-test=Dataset]", dataset, "/chart/add"),
-            {"gui": "click", "target": ui("[data-test=viztype-selector-container]", viz, path="/chart/add")},
-            {"gui": "click", "target": ui("button:not([disabled])", "Create new chart", path="/chart/add")},
-            {"gui": "wait", "for": {"url_is": SUPERSET + "/explore/"}}]
+            *pick("[data-test=Dataset]", dataset, "/chart/add"), *chart_type(viz)]
+
+
+def add_dataset(schema: str, table: str, search_schema: bool = False, search_table: bool = False,
+                essential: bool = False) -> list[dict]:
+    """GUI steps from any page registering ``schema``.``table`` of analytics as a dataset (Datasets, + Dataset,
+    the three lists, Create and explore dataset) until the new-chart page opens with it; ``search_*``: type the
+    name to find it in its list; ``essential``: the creating click is the task's point (cli+gui)."""
+    return [
+        NAV_DATASETS,
+        {"gui": "click", "target": ui("button.ant-btn-primary", "Dataset", path="/tablemodelview/list/")},
+        *pick("[data-test=select-database]", "analytics", "/dataset/add/"),
+        *pick('[data-test="Select schema"]', schema, "/dataset/add/", search=search_schema),
+        *pick('[data-test="Select table or type to search tables"]', table, "/dataset/add/", search=search_table),
+        {"gui": "key", "keys": "escape", "note": "the table list stays open after the choice"},
+        {"gui": "click", "target": ui("button.ant-btn-primary:not([disabled])", "Create and explore dataset",
+                                      path="/dataset/add/"),
+         **({"essential": True, "note": "enabled once the table's columns are read"} if essential else {})},
+        {"gui": "wait", "for": {"url_is": SUPERSET + "/chart/add"}, "note": "the dataset is created"},
+    ]
+
+
+def column_metric(column: str, control: str, aggregate: str | None = None) -> list[dict]:
+    """GUI steps making a metric of ``column`` in the ``control`` box (``metric`` or ``metrics``): drop the column
+    there (the metric editor opens, set to SUM), choose ``aggregate`` if another, Save, until the box shows it."""
+    box = "Metrics" if control == "metrics" else "Metric"
+    return [{"gui": "drag", "target": ui("[data-test=DatasourcePanelDragOption]", column, path="/explore/"),
+             "to": ui(f"[data-test={control}] [data-test=dnd-labels-container]", path="/explore/"),
+             "note": f"a column dropped on {box} opens the metric editor, set to SUM"},
+            *(pick('[data-test="Select aggregate options"]', aggregate, "/explore/") if aggregate else []),
+            {"gui": "click", "target": ui('[data-test="AdhocMetricEdit#save"]', path="/explore/")},
+            {"gui": "wait", "for": ui(f"[data-test={control}] [data-test=control-label]",
+                                      f"{aggregate or 'SUM'}({column})", path="/explore/")}]
 
 
 def drop(field: str, control: str) -> list[dict]:
@@ -459,18 +486,7 @@ def gui_pairs() -> list[dict]:
                        "right (the chart-type page that opens next can be left as it is).",
             "config": prepare([]),
             "eval": dataset_eval("customers", ["id", "first_name", "last_name", "email"]),
-            "solution": [
-                NAV_DATASETS,
-                {"gui": "click", "target": ui("button.ant-btn-primary", "Dataset", path="/tablemodelview/list/")},
-                *pick("[data-test=select-database]", "analytics", "/dataset/add/"),
-                *pick('[data-test="Select schema"]', "public", "/dataset/add/"),
-                *pick('[data-test="Select table or type to search tables"]', "customers", "/dataset/add/"),
-                {"gui": "key", "keys": "escape", "note": "the table list stays open after the choice"},
-                {"gui": "click", "target": ui("button.ant-btn-primary:not([disabled])", "Create and explore dataset",
-                                              path="/dataset/add/"),
-                 "essential": True, "note": "enabled once the table's columns are read"},
-                {"gui": "wait", "for": {"url_is": SUPERSET + "/chart/add"}, "note": "the dataset is created"},
-            ],
+            "solution": add_dataset("public", "customers", essential=True),
         },
         {
             **common,
@@ -549,14 +565,7 @@ def gui_pairs() -> list[dict]:
                                                              "columns": ["category"], "metrics": ["AVG(UNIT_PRICE)"]}),
             "solution": [
                 *new_chart("products", "Bar Chart"), *drop("category", "x_axis"),
-                {"gui": "drag", "target": ui("[data-test=DatasourcePanelDragOption]", "unit_price", path="/explore/"),
-                 "to": ui("[data-test=metrics] [data-test=dnd-labels-container]", path="/explore/"),
-                 "note": "a column dropped on Metrics opens the metric editor, set to SUM"},
-                *pick('[data-test="Select aggregate options"]', "AVG", "/explore/"),
-                {"gui": "click", "target": ui('[data-test="AdhocMetricEdit#save"]', path="/explore/")},
-                {"gui": "wait", "for": ui("[data-test=metrics] [data-test=control-label]", "AVG(unit_price)",
-                                          path="/explore/")},
-                *save_chart("Average price by category"),
+                *column_metric("unit_price", "metrics", "AVG"), *save_chart("Average price by category"),
             ],
         },
         {
@@ -646,13 +655,7 @@ def gui_pairs() -> list[dict]:
             "eval": chart_eval("Total payments", {"viz": ["big_number_total"], "table": "payments", "columns": [],
                                                   "metrics": ["SUM(AMOUNT)"]}),
             "solution": [
-                *new_chart("payments", "Big Number"),
-                {"gui": "drag", "target": ui("[data-test=DatasourcePanelDragOption]", "amount", path="/explore/"),
-                 "to": ui("[data-test=metric] [data-test=dnd-labels-container]", path="/explore/"),
-                 "note": "a column dropped on Metric opens the metric editor, set to SUM"},
-                {"gui": "click", "target": ui('[data-test="AdhocMetricEdit#save"]', path="/explore/")},
-                {"gui": "wait", "for": ui("[data-test=metric] [data-test=control-label]", "SUM(amount)",
-                                          path="/explore/")},
+                *new_chart("payments", "Big Number"), *column_metric("amount", "metric"),
                 *save_chart("Total payments"),
             ],
         },
@@ -786,27 +789,8 @@ def cli_gui_pairs() -> list[dict]:
                                                                           ["AVG(REVENUE)"]]}),
             "solution": [
                 cmd(f"psql -d analytics -c 'CREATE VIEW revenue_by_category AS {REVENUE_SQL}'"),
-                NAV_DATASETS,
-                {"gui": "click", "target": ui("button.ant-btn-primary", "Dataset", path="/tablemodelview/list/")},
-                *pick("[data-test=select-database]", "analytics", "/dataset/add/"),
-                *pick('[data-test="Select schema"]', "public", "/dataset/add/"),
-                *pick('[data-test="Select table or type to search tables"]', "revenue_by_category", "/dataset/add/",
-                      search=True),
-                {"gui": "key", "keys": "escape", "note": "the table list stays open after the choice"},
-                {"gui": "click", "target": ui("button.ant-btn-primary:not([disabled])", "Create and explore dataset",
-                                              path="/dataset/add/")},
-                {"gui": "wait", "for": {"url_is": SUPERSET + "/chart/add"}, "note": "the dataset is created"},
-                {"gui": "click", "target": ui("[data-test=viztype-selector-container]", "Bar Chart", path="/chart/add")},
-                {"gui": "click", "target": ui("button:not([disabled])", "Create new chart", path="/chart/add")},
-                {"gui": "wait", "for": {"url_is": SUPERSET + "/explore/"}},
-                *drop("category", "x_axis"),
-                {"gui": "drag", "target": ui("[data-test=DatasourcePanelDragOption]", "revenue", path="/explore/"),
-                 "to": ui("[data-test=metrics] [data-test=dnd-labels-container]", path="/explore/"),
-                 "note": "a column dropped on Metrics opens the metric editor, set to SUM"},
-                {"gui": "click", "target": ui('[data-test="AdhocMetricEdit#save"]', path="/explore/")},
-                {"gui": "wait", "for": ui("[data-test=metrics] [data-test=control-label]", "SUM(revenue)",
-                                          path="/explore/")},
-                *save_chart("Revenue by category"),
+                *add_dataset("public", "revenue_by_category", search_table=True), *chart_type("Bar Chart"),
+                *drop("category", "x_axis"), *column_metric("revenue", "metrics"), *save_chart("Revenue by category"),
             ],
         },
         {
@@ -845,26 +829,8 @@ def cli_gui_pairs() -> list[dict]:
             "solution": [
                 cmd(f"cd {DBT_PROJECT} && cat > models/marts/category_revenue.sql <<'EOF'\n"
                     + CATEGORY_REVENUE_MODEL + "EOF\ndbt run --select +category_revenue"),
-                NAV_DATASETS,
-                {"gui": "click", "target": ui("button.ant-btn-primary", "Dataset", path="/tablemodelview/list/")},
-                *pick("[data-test=select-database]", "analytics", "/dataset/add/"),
-                *pick('[data-test="Select schema"]', "dbt", "/dataset/add/", search=True),
-                *pick('[data-test="Select table or type to search tables"]', "category_revenue", "/dataset/add/",
-                      search=True),
-                {"gui": "key", "keys": "escape", "note": "the table list stays open after the choice"},
-                {"gui": "click", "target": ui("button.ant-btn-primary:not([disabled])", "Create and explore dataset",
-                                              path="/dataset/add/")},
-                {"gui": "wait", "for": {"url_is": SUPERSET + "/chart/add"}, "note": "the dataset is created"},
-                {"gui": "click", "target": ui("[data-test=viztype-selector-container]", "Pie Chart", path="/chart/add")},
-                {"gui": "click", "target": ui("button:not([disabled])", "Create new chart", path="/chart/add")},
-                {"gui": "wait", "for": {"url_is": SUPERSET + "/explore/"}},
-                *drop("category", "groupby"),
-                {"gui": "drag", "target": ui("[data-test=DatasourcePanelDragOption]", "revenue", path="/explore/"),
-                 "to": ui("[data-test=metric] [data-test=dnd-labels-container]", path="/explore/"),
-                 "note": "a column dropped on Metric opens the metric editor, set to SUM"},
-                {"gui": "click", "target": ui('[data-test="AdhocMetricEdit#save"]', path="/explore/")},
-                {"gui": "wait", "for": ui("[data-test=metric] [data-test=control-label]", "SUM(revenue)",
-                                          path="/explore/")},
+                *add_dataset("dbt", "category_revenue", search_schema=True, search_table=True),
+                *chart_type("Pie Chart"), *drop("category", "groupby"), *column_metric("revenue", "metric"),
                 *save_chart("Revenue share by category"),
             ],
         },
