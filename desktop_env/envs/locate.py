@@ -231,11 +231,15 @@ class Locator:
         return [page for context in self._browser.contexts for page in context.pages]
 
     def _find_dom(self, target: Target) -> Found:
+        return self._on_dom_thread(self._find_dom_here, target)
+
+    def _on_dom_thread(self, fn, *args):
+        """``fn(*args)`` on the thread DevTools queries run on (started on first use)."""
         if self._thread is None:
             from concurrent.futures import ThreadPoolExecutor
 
             self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="locate-dom")
-        return self._thread.submit(self._find_dom_here, target).result()
+        return self._thread.submit(fn, *args).result()
 
     def _find_dom_here(self, target: Target) -> Found:
         from desktop_env.configs.cdp import same_host
@@ -290,11 +294,7 @@ class Locator:
         """The HTML5 drag events seen by the tab in front showing ``target``'s URL since it was armed: ``start``
         (dragstarts) and ``over`` (dragovers on ``drop``'s element). ``arm`` resets the counts and finds the drop
         element (and listens, the first time). ``{}`` when no such tab."""
-        if self._thread is None:
-            from concurrent.futures import ThreadPoolExecutor
-
-            self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="locate-dom")
-        return self._thread.submit(self._drag_events_here, target, drop, arm).result()
+        return self._on_dom_thread(self._drag_events_here, target, drop, arm)
 
     def _drag_events_here(self, target: Target, drop: Target, arm: bool) -> dict:
         from desktop_env.configs.cdp import same_host
