@@ -367,37 +367,47 @@ class _ReplayEnv:
         return {}
 
 
-def test_a_click_waits_until_the_page_stops_moving_its_target(client, apps, xsession, tmp_path):
-    """A panel filling in above a button shifts it down for 3 s: the click must land on the button where it
-    comes to rest, not where it was first seen (the title records the panel's height at the click)."""
-    from playwright.sync_api import sync_playwright
+def _page_in_chromium(apps, tmp_path, page) -> str:
+    """Open the file ``page`` in a Chromium of its own with DevTools on; returns the DevTools URL."""
     from vmsrv_harness import free_port
 
-    from desktop_env.harness.gui_replay import run_gui_step
-
-    page = tmp_path / "moving.html"
-    page.write_text("<!doctype html><title>moving</title><body style='margin:0'><div id=pad></div>"
-                    "<button id=go style='height:40px;width:200px' onclick=\"document.title='clicked at '"
-                    "+pad.offsetHeight\">Go</button><script>function start() { let h = 0; const t = setInterval("
-                    "() => { h += 4; pad.style.height = h + 'px'; if (h >= 200) clearInterval(t); }, 60); }"
-                    "</script>")
     port = free_port()
     apps.launch(["chromium", "--no-sandbox", "--no-first-run", "--disable-background-networking", "--disable-gpu",
                  "--disable-dev-shm-usage", "--password-store=basic", "--window-position=0,0",
                  "--window-size=800,600", f"--remote-debugging-port={port}",
                  f"--user-data-dir={tmp_path / 'profile'}", page.as_uri()])
-    cdp = f"http://127.0.0.1:{port}"
+    return f"http://127.0.0.1:{port}"
+
+
+def _click_go_after_start(client, cdp: str, page_name: str) -> dict:
+    """Call the page's ``start()`` once Chromium answers, then replay a click on its #go; returns the step's info."""
+    from playwright.sync_api import sync_playwright
+
+    from desktop_env.harness.gui_replay import run_gui_step
 
     def started():
         with sync_playwright() as pw:
             browser = pw.chromium.connect_over_cdp(cdp, timeout=5000)
-            tab = next(t for c in browser.contexts for t in c.pages if t.url.endswith("moving.html"))
+            tab = next(t for c in browser.contexts for t in c.pages if t.url.endswith(page_name))
             tab.evaluate("start()")
             return True
 
     wait_until(lambda: _quietly(started), 90, "Chromium's DevTools and the page", interval_s=1.0)
     _, _, _, _, info = run_gui_step(_ReplayEnv(client, cdp), {"gui_step": {"gui": "click", "target": {"css": "#go"}},
                                                               "index": 0}, time.monotonic() + 90)
+    return info
+
+
+def test_a_click_waits_until_the_page_stops_moving_its_target(client, apps, xsession, tmp_path):
+    """A panel filling in above a button shifts it down for 3 s: the click must land on the button where it
+    comes to rest, not where it was first seen (the title records the panel's height at the click)."""
+    page = tmp_path / "moving.html"
+    page.write_text("<!doctype html><title>moving</title><body style='margin:0'><div id=pad></div>"
+                    "<button id=go style='height:40px;width:200px' onclick=\"document.title='clicked at '"
+                    "+pad.offsetHeight\">Go</button><script>function start() { let h = 0; const t = setInterval("
+                    "() => { h += 4; pad.style.height = h + 'px'; if (h >= 200) clearInterval(t); }, 60); }"
+                    "</script>")
+    info = _click_go_after_start(client, _page_in_chromium(apps, tmp_path, page), page.name)
     assert "error" not in info, info
     assert info.get("relocated", 0) >= 1, info
     wait_until(lambda: any(t.startswith("clicked at") for t in xsession.window_titles()), 20, "the button's click")
@@ -407,11 +417,6 @@ def test_a_click_waits_until_the_page_stops_moving_its_target(client, apps, xses
 def test_a_click_waits_for_an_animation_on_its_container(client, apps, xsession, tmp_path):
     """A dialog about to slide into place (a transition with a delay: its box holds still, then moves): the
     click waits until the animation has ended (the title records whether it had)."""
-    from playwright.sync_api import sync_playwright
-    from vmsrv_harness import free_port
-
-    from desktop_env.harness.gui_replay import run_gui_step
-
     page = tmp_path / "sliding.html"
     page.write_text("<!doctype html><title>sliding</title><body style='margin:0'>"
                     "<div id=box style='transform:translateY(300px)'><button id=go style='height:40px;width:200px' "
@@ -419,23 +424,7 @@ def test_a_click_waits_for_an_animation_on_its_container(client, apps, xsession,
                     "<script>box.addEventListener('transitionend', () => { window.done = true; });"
                     "function start() { box.style.transition = 'transform 1s linear 1.5s'; "
                     "box.style.transform = 'none'; }</script>")
-    port = free_port()
-    apps.launch(["chromium", "--no-sandbox", "--no-first-run", "--disable-background-networking", "--disable-gpu",
-                 "--disable-dev-shm-usage", "--password-store=basic", "--window-position=0,0",
-                 "--window-size=800,600", f"--remote-debugging-port={port}",
-                 f"--user-data-dir={tmp_path / 'profile'}", page.as_uri()])
-    cdp = f"http://127.0.0.1:{port}"
-
-    def started():
-        with sync_playwright() as pw:
-            browser = pw.chromium.connect_over_cdp(cdp, timeout=5000)
-            tab = next(t for c in browser.contexts for t in c.pages if t.url.endswith("sliding.html"))
-            tab.evaluate("start()")
-            return True
-
-    wait_until(lambda: _quietly(started), 90, "Chromium's DevTools and the page", interval_s=1.0)
-    _, _, _, _, info = run_gui_step(_ReplayEnv(client, cdp), {"gui_step": {"gui": "click", "target": {"css": "#go"}},
-                                                              "index": 0}, time.monotonic() + 90)
+    info = _click_go_after_start(client, _page_in_chromium(apps, tmp_path, page), page.name)
     assert "error" not in info, info
     wait_until(lambda: any(t.startswith("clicked") for t in xsession.window_titles()), 20, "the button's click")
     assert any(t.startswith("clicked after") for t in xsession.window_titles()), xsession.window_titles()
@@ -444,11 +433,6 @@ def test_a_click_waits_for_an_animation_on_its_container(client, apps, xsession,
 def test_a_click_waits_for_a_paused_animation_to_play(client, apps, xsession, tmp_path):
     """Ant Design holds a dialog at the first frame of its zoom, paused, before it plays: the click waits
     until the animation has played (the title records whether it had)."""
-    from playwright.sync_api import sync_playwright
-    from vmsrv_harness import free_port
-
-    from desktop_env.harness.gui_replay import run_gui_step
-
     page = tmp_path / "paused.html"
     page.write_text("<!doctype html><title>paused</title><style>@keyframes up { from { transform: "
                     "translateY(300px) } to { transform: none } }</style><body style='margin:0'>"
@@ -457,23 +441,7 @@ def test_a_click_waits_for_a_paused_animation_to_play(client, apps, xsession, tm
                     "<script>box.addEventListener('animationend', () => { window.done = true; });"
                     "function start() { box.style.animation = 'up 0.5s linear both paused'; "
                     "setTimeout(() => { box.style.animationPlayState = 'running'; }, 2000); }</script>")
-    port = free_port()
-    apps.launch(["chromium", "--no-sandbox", "--no-first-run", "--disable-background-networking", "--disable-gpu",
-                 "--disable-dev-shm-usage", "--password-store=basic", "--window-position=0,0",
-                 "--window-size=800,600", f"--remote-debugging-port={port}",
-                 f"--user-data-dir={tmp_path / 'profile'}", page.as_uri()])
-    cdp = f"http://127.0.0.1:{port}"
-
-    def started():
-        with sync_playwright() as pw:
-            browser = pw.chromium.connect_over_cdp(cdp, timeout=5000)
-            tab = next(t for c in browser.contexts for t in c.pages if t.url.endswith("paused.html"))
-            tab.evaluate("start()")
-            return True
-
-    wait_until(lambda: _quietly(started), 90, "Chromium's DevTools and the page", interval_s=1.0)
-    _, _, _, _, info = run_gui_step(_ReplayEnv(client, cdp), {"gui_step": {"gui": "click", "target": {"css": "#go"}},
-                                                              "index": 0}, time.monotonic() + 90)
+    info = _click_go_after_start(client, _page_in_chromium(apps, tmp_path, page), page.name)
     assert "error" not in info, info
     wait_until(lambda: any(t.startswith("clicked") for t in xsession.window_titles()), 20, "the button's click")
     assert any(t.startswith("clicked after") for t in xsession.window_titles()), xsession.window_titles()
@@ -482,8 +450,6 @@ def test_a_click_waits_for_a_paused_animation_to_play(client, apps, xsession, tm
 def test_a_page_drag_drops_right_after_the_page_shows(client, apps, xsession, tmp_path):
     """HTML5 drag and drop (react-dnd's backend, Superset's chart editor): the drag starts as soon as the
     page answers, the page is seen starting the drag and dragging over the drop target, and the drop lands."""
-    from vmsrv_harness import free_port
-
     from desktop_env.harness.gui_replay import run_gui_step
 
     page = tmp_path / "dnd.html"
@@ -494,14 +460,9 @@ def test_a_page_drag_drops_right_after_the_page_shows(client, apps, xsession, tm
                     "zone.ondragover = e => e.preventDefault();"
                     "zone.ondrop = e => { e.preventDefault(); document.title = 'dropped ' + "
                     "e.dataTransfer.getData('text/plain'); };</script>")
-    port = free_port()
-    apps.launch(["chromium", "--no-sandbox", "--no-first-run", "--disable-background-networking", "--disable-gpu",
-                 "--disable-dev-shm-usage", "--password-store=basic", "--window-position=0,0",
-                 "--window-size=800,600", f"--remote-debugging-port={port}",
-                 f"--user-data-dir={tmp_path / 'profile'}", page.as_uri()])
     step = {"gui": "drag", "target": {"css": "#item"}, "to": {"css": "#zone"}}
-    _, _, _, _, info = run_gui_step(_ReplayEnv(client, f"http://127.0.0.1:{port}"), {"gui_step": step, "index": 0},
-                                    time.monotonic() + 120)
+    _, _, _, _, info = run_gui_step(_ReplayEnv(client, _page_in_chromium(apps, tmp_path, page)),
+                                    {"gui_step": step, "index": 0}, time.monotonic() + 120)
     assert "error" not in info, info
     assert info.get("drag_started") and info.get("drag_over"), info
     wait_until(lambda: any(t.startswith("dropped status") for t in xsession.window_titles()), 20,
