@@ -224,6 +224,9 @@ RUN_WAIT_S = 900
 #: A run's page once the run succeeded: its event log holds the RUN_SUCCESS event (a tag; "Success" alone would
 #: also match STEP_SUCCESS events while the run goes on).
 RUN_SUCCEEDED = ui('[class*="BaseTag_baseTag"]', "RUN_SUCCESS", url=DAGSTER + "/runs/")
+#: The same from the run's status in the page header, which kept updating on a loaded host when the event log below
+#: stopped at RUN_ENQUEUED (the pairs written since use it).
+RUN_HEADER_SUCCESS = ui('[class*="PageHeader_container"] [class*="BaseTag_baseTag"]', "Success", url=DAGSTER + "/runs/")
 
 #: The GUI step opening the asset catalog.
 CATALOG = {"gui": "click", "target": ui('a[href="/assets"]'), "note": "Catalog in the navigation bar"}
@@ -274,6 +277,14 @@ REVENUE_RUNS = "[r for r in data['runsOrError']['results'] if r['jobName'] == 'r
 UNFINISHED = ("QUEUED", "NOT_STARTED", "STARTING", "STARTED", "MANAGED")
 #: The run tag the Launchpad pair asks for.
 RUN_TAG = ("requested_by", "finance_review")
+#: The run configuration the Launchpad run-config pair asks for: all steps in one process.
+IN_PROCESS_CONFIG = "execution: {config: {in_process: {}}}"
+RUN_CONFIG_QUERY = "{ runsOrError { ... on Runs { results { runId jobName status runConfig } } } }"
+#: The description of the materialization the report pair asks for, and the query reading every asset's last one
+#: (a reported materialization has no run: its runId is empty) and the runs (there must be none).
+REPORT_DESCRIPTION = "Rebuilt by the finance team outside Dagster"
+REPORTED_QUERY = ("{ assetNodes { assetKey { path } assetMaterializations(limit: 1) { runId description } } "
+                  "runsOrError { ... on Runs { results { runId } } } }")
 
 
 #: Setup of the re-execution pair (guest python3): hide raw_orders.csv, launch revenue_job through the GraphQL API,
@@ -312,6 +323,17 @@ finally:
 #: The runs of revenue_job with their parents (for the re-execution pair).
 LINEAGE_QUERY = ("{ runsOrError { ... on Runs { results { runId jobName status parentRunId "
                  "tags { key value } } } } }")
+
+
+#: GUI steps opening revenue_job's Launchpad: Jobs, revenue_job, the arrow beside Materialize all, Open launchpad.
+OPEN_LAUNCHPAD = [
+    {"gui": "click", "target": ui('a[href="/jobs"]'), "note": "Jobs in the navigation bar"},
+    {"gui": "click", "target": ui("a", "revenue_job", url=DAGSTER + "/jobs")},
+    {"gui": "click", "target": ui('span:has(button[class*="Button_primary"]) + [aria-haspopup] button',
+                                  url=DAGSTER + "/locations/"),
+     "note": "the arrow beside Materialize all"},
+    {"gui": "click", "target": ui("button", "Open launchpad", url=DAGSTER + "/locations/")},
+]
 
 
 def materialize_selected(names: list[str], essential: bool = False) -> list[dict]:
@@ -397,12 +419,7 @@ def gui_pairs() -> list[dict]:
                                 settle=f"any(r['status'] in {UNFINISHED} for r in {REVENUE_RUNS})")
                     + "echo EVAL_OK\n",
             "solution": [
-                {"gui": "click", "target": ui('a[href="/jobs"]'), "note": "Jobs in the navigation bar"},
-                {"gui": "click", "target": ui("a", "revenue_job", url=DAGSTER + "/jobs")},
-                {"gui": "click", "target": ui('span:has(button[class*="Button_primary"]) + [aria-haspopup] button',
-                                              url=DAGSTER + "/locations/"),
-                 "note": "the arrow beside Materialize all"},
-                {"gui": "click", "target": ui("button", "Open launchpad", url=DAGSTER + "/locations/")},
+                *OPEN_LAUNCHPAD,
                 {"gui": "click", "target": ui("[role=dialog] button", "Edit tags", url=DAGSTER + "/locations/")},
                 {"gui": "type", "target": ui('input[placeholder="Tag Key"]', url=DAGSTER + "/locations/"),
                  "text": RUN_TAG[0]},
@@ -414,6 +431,82 @@ def gui_pairs() -> list[dict]:
                 {"gui": "wait", "for": {"url_is": DAGSTER + "/runs/"}, "note": "the launch opens the run's page"},
                 {"gui": "wait", "for": RUN_SUCCEEDED, "timeout_s": RUN_WAIT_S,
                  "note": "the run's page says it succeeded (minutes under emulation)"},
+            ],
+        },
+        {
+            **common,
+            "name": "dagster_gui_launchpad_run_config",
+            "unproven": True,
+            "action_number": 8,
+            "source": ["https://docs.dagster.io/guides/operate/webserver#launchpad",
+                       "https://docs.dagster.io/guides/operate/run-executors"],
+            "abstract": "In Dagster's web UI (open in Chromium), launch one run of the job revenue_job from its "
+                        f"Launchpad with the run configuration `{IN_PROCESS_CONFIG}`, so that all its steps run in "
+                        "one process, and let it finish successfully.",
+            "verbose": "Launch a job with run configuration from Dagster's Launchpad:\n"
+                       "1. In the Dagster tab in Chromium, click Jobs in the left-hand navigation bar, then "
+                       "revenue_job.\n"
+                       "2. Click the arrow beside Materialize all and choose Open launchpad.\n"
+                       f"3. In the configuration editor, replace the text with `{IN_PROCESS_CONFIG}`; the panel "
+                       "below says No errors.\n"
+                       "4. Click Materialize, and wait until the run's page shows that it succeeded.",
+            "eval": dagster_gql(RUN_CONFIG_QUERY, f"any(r['status'] == 'SUCCESS' and 'in_process' in "
+                                                  f"(((r['runConfig'] or {{}}).get('execution') or {{}}).get('config') "
+                                                  f"or {{}}) for r in {REVENUE_RUNS})",
+                                settle=f"any(r['status'] in {UNFINISHED} for r in {REVENUE_RUNS})")
+                    + "echo EVAL_OK\n",
+            "solution": [
+                *OPEN_LAUNCHPAD,
+                {"gui": "click", "target": ui("[role=dialog] .CodeMirror-lines", url=DAGSTER + "/locations/"),
+                 "note": "the run configuration editor (it holds {})"},
+                {"gui": "key", "keys": "ctrl+a"},
+                {"gui": "type", "text": IN_PROCESS_CONFIG},
+                {"gui": "key", "keys": "shift+ctrl+end", "note": "drop what the editor may have added after the "
+                                                                 "cursor (closing brackets)"},
+                {"gui": "key", "keys": "delete"},
+                {"gui": "wait", "for": ui("[role=dialog]", "No errors", url=DAGSTER + "/locations/"),
+                 "note": "the launchpad checked the configuration"},
+                {"gui": "click", "target": ui("[role=dialog] button", "Materialize", url=DAGSTER + "/locations/")},
+                {"gui": "wait", "for": {"url_is": DAGSTER + "/runs/"}, "note": "the launch opens the run's page"},
+                {"gui": "wait", "for": RUN_HEADER_SUCCESS, "timeout_s": RUN_WAIT_S,
+                 "note": "the run's status in the page header is Success (minutes under emulation)"},
+            ],
+        },
+        {
+            **common,
+            "name": "dagster_gui_report_materialization",
+            "unproven": True,
+            "action_number": 5,
+            "source": ["https://docs.dagster.io/guides/build/assets/external-assets",
+                       "https://docs.dagster.io/guides/operate/webserver"],
+            "abstract": "The table daily_revenue was rebuilt outside Dagster. Without running anything, record that "
+                        "in Dagster's web UI (open in Chromium): report a materialization event for the asset "
+                        f"daily_revenue with the description \"{REPORT_DESCRIPTION}\".",
+            "verbose": "Report a materialization of an asset by hand in Dagster's web UI:\n"
+                       "1. In the Dagster tab in Chromium, click Catalog in the left-hand navigation bar, then "
+                       "daily_revenue.\n"
+                       "2. Click the arrow beside Materialize at the top right and choose Report materialization "
+                       "event.\n"
+                       f"3. Type the description {REPORT_DESCRIPTION} and click Report event.\n"
+                       "4. Do not launch a run: the asset shows a materialization without one.",
+            "eval": dagster_gql(REPORTED_QUERY, "[(m['runId'], m['description']) for n in data['assetNodes'] "
+                                                "if n['assetKey']['path'] == ['daily_revenue'] for m in "
+                                                f"n['assetMaterializations']] == [('', {REPORT_DESCRIPTION!r})] "
+                                                "and data['runsOrError']['results'] == []")
+                    + "echo EVAL_OK\n",
+            "solution": [
+                CATALOG,
+                {"gui": "click", "target": ui('a[href="/assets/daily_revenue"]', url=DAGSTER + "/assets")},
+                {"gui": "click", "target": ui('button:has([aria-label="arrow_drop_down"])',
+                                              url=DAGSTER + "/assets/daily_revenue"),
+                 "note": "the arrow beside Materialize"},
+                {"gui": "click", "target": ui("[role=menuitem]", "Report materialization event",
+                                              url=DAGSTER + "/assets/daily_revenue")},
+                {"gui": "type", "target": ui('[role=dialog] input[placeholder="Add a description"]',
+                                             url=DAGSTER + "/assets/daily_revenue"), "text": REPORT_DESCRIPTION},
+                {"gui": "click", "target": ui("[role=dialog] button", "Report event",
+                                              url=DAGSTER + "/assets/daily_revenue")},
+                {"gui": "wait", "for": {"gone": ui("[role=dialog]", url=DAGSTER + "/assets/daily_revenue")}},
             ],
         },
         {
