@@ -111,13 +111,17 @@ TRIGGER_RUN_ID = "emea_full_refresh"
 VARIABLE = ("report_recipients", "data-team@example.com", "Who gets the daily order report")
 
 
-#: Setup of the clear-and-rerun pair (a login shell as user): hide raw_orders.csv, unpause and trigger shop_etl,
-#: wait until the run has failed (minutes under emulation), put the file back.
-FAILED_RUN_SH = """set -e
-d=/home/user/projects/data/raw_orders.csv
+def shop_etl_run_sh(fail: bool) -> str:
+    """Setup (a login shell as user) that unpauses and triggers shop_etl and waits until the run has ended as
+    wanted (minutes under emulation): failed (``fail``: raw_orders.csv is hidden meanwhile, then put back) or
+    succeeded."""
+    want, other = ("failed", "success") if fail else ("success", "failed")
+    hide = """d=/home/user/projects/data/raw_orders.csv
 mv "$d" "$d.hidden"
 trap 'mv "$d.hidden" "$d"' EXIT
-airflow dags unpause shop_etl >/dev/null 2>&1
+""" if fail else ""
+    return f"""set -e
+{hide}airflow dags unpause shop_etl >/dev/null 2>&1
 run=$(airflow dags trigger shop_etl -o json 2>/dev/null | python3 -c 'import json, sys; print(json.loads(sys.stdin.read().strip().splitlines()[-1])[0]["dag_run_id"])')
 for i in $(seq 1 400); do
   state=$(python3 -c "
@@ -125,12 +129,16 @@ import sqlite3, sys
 con = sqlite3.connect('file:/home/user/airflow/airflow.db?mode=ro', uri=True)
 r = con.execute(\\"SELECT state FROM dag_run WHERE dag_id = 'shop_etl' AND run_id = ?\\", (sys.argv[1],)).fetchone()
 print(r[0] if r else '')" "$run")
-  case "$state" in failed) echo "failed run $run"; exit 0;; success) echo "the run $run succeeded" >&2; exit 1;; esac
+  case "$state" in {want}) echo "{'failed' if fail else 'successful'} run $run"; exit 0;; {other}) echo "the run $run {'succeeded' if fail else 'failed'}" >&2; exit 1;; esac
   sleep 3
 done
-echo "the run $run did not fail within 20 minutes ($state)" >&2
+echo "the run $run did not {'fail' if fail else 'succeed'} within 20 minutes ($state)" >&2
 exit 1
 """
+
+
+#: Setup of the clear-and-rerun pair: a failed run of shop_etl.
+FAILED_RUN_SH = shop_etl_run_sh(fail=True)
 
 #: Evaluator of the clear-and-rerun pair: the one run of shop_etl succeeded, its count_orders ran twice (asked again for
 #: up to 10 minutes while the run is queued or running).
@@ -160,6 +168,13 @@ PY
 [ -z "$why" ] || fail "$why"
 echo EVAL_OK
 """
+
+
+#: The XCom the XCom pair reads (count_orders pushes one per order status) and the Variable it is kept in.
+XCOM_KEY = "cancelled"
+XCOM_VARIABLE = "cancelled_orders"
+#: The pool the pool pair asks for: name, slots, description.
+POOL = ("warehouse_load", 3, "Loads into the analytics warehouse")
 
 
 #: The connection the GUI connection pair asks for (a Generic one: the image has no PostgreSQL provider).
@@ -344,6 +359,96 @@ echo EVAL_OK
                 {"gui": "wait", "for": ui('a[href="/dags/shop_etl/runs?state=failed"]', "0 Failed Runs",
                                           url=AIRFLOW + "/dags/shop_etl"),
                  "note": "the run is no longer failed (the evaluator waits for it to finish)"},
+            ],
+        },
+        {
+            **common,
+            "name": "airflow_gui_xcom_to_variable",
+            "unproven": True,
+            "action_number": 9,
+            "source": ["https://airflow.apache.org/docs/apache-airflow/stable/core-concepts/xcoms.html",
+                       "https://airflow.apache.org/docs/apache-airflow/stable/howto/variable.html"],
+            "abstract": "The last run of the DAG shop_etl counted the shop's orders per status: its task count_orders "
+                        "pushed each count as an XCom whose key is the status. In Airflow's web UI (open in "
+                        f"Chromium), look up the number of {XCOM_KEY} orders among the XComs and store it, the "
+                        f"number alone, in a new Airflow Variable {XCOM_VARIABLE}.",
+            "verbose": "Read an XCom in Airflow's web UI and keep it in a Variable:\n"
+                       "1. In the Airflow tab in Chromium, open Browse in the left-hand bar and choose XComs.\n"
+                       f"2. Click Filter, choose Key and type {XCOM_KEY}: one row of count_orders is left.\n"
+                       "3. Copy its value (the copy button beside it).\n"
+                       "4. Open Admin > Variables and click Add Variable.\n"
+                       f"5. Key: {XCOM_VARIABLE}; Value: the number you copied. Click Save.",
+            "config": [*GUI_CONFIG, {"type": "execute", "parameters": {"command": bash(shop_etl_run_sh(fail=False)),
+                                                                       "timeout_s": 1500}}],
+            "eval": f"""got=$(airflow variables get {XCOM_VARIABLE} 2>/dev/null | tail -n 1)
+why=$(python3 - "$got" <<'PY' 2>&1
+import json, sqlite3, sys
+con = sqlite3.connect("file:/home/user/airflow/airflow.db?mode=ro", uri=True)
+rows = con.execute("SELECT value FROM xcom WHERE dag_id = 'shop_etl' AND task_id = 'count_orders' "
+                   "AND key = '{XCOM_KEY}'").fetchall()
+if len(rows) != 1:
+    sys.exit(f"count_orders has {{len(rows)}} XComs {XCOM_KEY} ({{rows}}); the setup's run made one")
+value = rows[0][0]
+want = str(json.loads(value) if isinstance(value, (str, bytes)) else value)
+if sys.argv[1].strip() != want:
+    sys.exit(f"the Variable {XCOM_VARIABLE} is {{sys.argv[1]!r}}, not the XCom's {{want!r}}")
+PY
+)
+[ -z "$why" ] || fail "$why"
+echo EVAL_OK
+""",
+            "solution": [
+                {"gui": "click", "target": ui('button[aria-label="Browse"]')},
+                {"gui": "click", "target": ui("[role=menuitem]", "XComs")},
+                {"gui": "click", "target": ui("[data-testid=add-filter-button]", url=AIRFLOW + "/xcoms")},
+                {"gui": "click", "target": ui("[role=menuitem]", "Key", url=AIRFLOW + "/xcoms")},
+                {"gui": "type", "target": ui("input.chakra-input", url=AIRFLOW + "/xcoms"), "text": XCOM_KEY,
+                 "note": "the Key filter's input"},
+                {"gui": "wait", "for": {"gone": ui("[data-testid=table-cell-key]", "completed", url=AIRFLOW + "/xcoms")},
+                 "note": "the list is down to the one row"},
+                {"gui": "click", "target": ui('[data-testid=table-cell-Value] button[aria-label="Copy to clipboard"]',
+                                              url=AIRFLOW + "/xcoms")},
+                {"gui": "click", "target": ui('button[aria-label="Admin"]')},
+                {"gui": "click", "target": ui("[role=menuitem]", "Variables")},
+                {"gui": "click", "target": ui("button", "Add Variable", url=AIRFLOW + "/variables")},
+                {"gui": "type", "target": ui("[role=dialog] input[name=key]"), "text": XCOM_VARIABLE},
+                {"gui": "click", "target": ui("[role=dialog] textarea[name=value]")},
+                {"gui": "key", "keys": "ctrl+v", "note": "paste the copied count"},
+                {"gui": "click", "target": ui("[role=dialog] footer button", "Save")},
+                {"gui": "wait", "for": {"gone": ui("[role=dialog]")}},
+            ],
+        },
+        {
+            **common,
+            "name": "airflow_gui_pool",
+            "unproven": True,
+            "action_number": 6,
+            "source": ["https://airflow.apache.org/docs/apache-airflow/stable/administration-and-deployment/pools.html"],
+            "abstract": f"Using Airflow's web UI in Chromium (not the command line), create the pool {POOL[0]} with "
+                        f"{POOL[1]} slots and the description \"{POOL[2]}\", so that at most {POOL[1]} tasks "
+                        "assigned to it run at once.",
+            "verbose": "Create an Airflow pool through the web UI:\n"
+                       "1. In the Airflow tab in Chromium, open Admin in the left-hand bar and choose Pools.\n"
+                       "2. Click Add Pool.\n"
+                       f"3. Name: {POOL[0]}; Slots: {POOL[1]} (replace the 0); Description: {POOL[2]}.\n"
+                       "4. Click Save.",
+            "config": GUI_CONFIG,
+            "eval": airflow_db(f"SELECT slots, description FROM slot_pool WHERE pool = '{POOL[0]}'",
+                               f"rows == [({POOL[1]}, {POOL[2]!r})]") + "echo EVAL_OK\n",
+            "solution": [
+                {"gui": "click", "target": ui('button[aria-label="Admin"]')},
+                {"gui": "click", "target": ui("[role=menuitem]", "Pools")},
+                {"gui": "click", "target": ui("button", "Add Pool", url=AIRFLOW + "/pools")},
+                {"gui": "type", "target": ui("[role=dialog] input.chakra-input", url=AIRFLOW + "/pools"),
+                 "text": POOL[0], "note": "Name"},
+                {"gui": "click", "target": {**ui("[role=dialog] input.chakra-input", url=AIRFLOW + "/pools"),
+                                            "index": 1}, "note": "Slots (it holds 0)"},
+                {"gui": "key", "keys": "ctrl+a"},
+                {"gui": "type", "text": str(POOL[1])},
+                {"gui": "type", "target": ui("[role=dialog] textarea", url=AIRFLOW + "/pools"), "text": POOL[2],
+                 "note": "Description"},
+                {"gui": "click", "target": ui("[role=dialog] button", "Save", url=AIRFLOW + "/pools")},
+                {"gui": "wait", "for": {"gone": ui("[role=dialog]", url=AIRFLOW + "/pools")}},
             ],
         },
         {
