@@ -57,6 +57,23 @@ def payments_summary():
 payments_summary()
 '''
 
+#: eval.sh lines: payment_methods.csv holds the payments per method of raw_payments.csv (the payments DAG's output).
+PAYMENTS_CSV_EVAL = """out=/home/user/projects/data/payment_methods.csv
+[ -f "$out" ] || fail "$out does not exist"
+python3 - <<'PY' > /tmp/desktop_env_eval/ref.csv
+import csv, collections
+n, s = collections.Counter(), collections.defaultdict(float)
+with open("/home/user/projects/data/raw_payments.csv") as f:
+    for r in csv.DictReader(f):
+        n[r["method"]] += 1
+        s[r["method"]] += float(r["amount"])
+print("method,payments,amount")
+for m in sorted(n):
+    print(f"{m},{n[m]},{s[m]:.2f}")
+PY
+why=$(same_csv "$out" /tmp/desktop_env_eval/ref.csv ordered 2>&1) || fail "$why"
+"""
+
 AIRFLOW_SCHEDULE_EVAL = """out=$(/opt/venvs/airflow/bin/python - <<'PY' 2>&1
 try:
     from airflow.dag_processing.dagbag import DagBag
@@ -471,9 +488,63 @@ echo EVAL_OK
     ]
 
 
+def cli_gui_pairs() -> list[dict]:
+    """cli+gui pairs: a DAG written in the terminal, then triggered from Airflow's web UI (the GUI suite); the
+    essential GUI item is the trigger, without which there is no run and the task scores 0."""
+    return [
+        {
+            "id_seed": "gui_suite", "app": "airflow", "snapshot": "data:airflow", "gui_suite": True,
+            "related_apps": ["airflow", "chromium", "terminal"], "category": "data_orchestration",
+            "interface": "cli+gui",
+            "name": "airflow_cligui_write_then_trigger",
+            "unproven": True,
+            "action_number": 6,
+            "source": ["https://airflow.apache.org/docs/apache-airflow/stable/tutorial/taskflow.html",
+                       "https://airflow.apache.org/docs/apache-airflow/stable/ui.html"],
+            "abstract": "Write a new Airflow DAG with the id payments_summary (in the DAG folder "
+                        "/home/user/airflow/dags) that reads /home/user/projects/data/raw_payments.csv and writes "
+                        "/home/user/projects/data/payment_methods.csv with the header method,payments,amount: one "
+                        "row per payment method in alphabetical order, its number of payments and their total "
+                        "amount with 2 decimals. Then trigger one run of it from Airflow's web UI (open in "
+                        "Chromium), not from the command line, and let the run succeed.",
+            "verbose": "Write a DAG in the terminal, then run it from Airflow's web UI:\n"
+                       "1. Create /home/user/airflow/dags/payments_summary.py with the TaskFlow API like shop_etl.py "
+                       "in that folder (`from airflow.sdk import dag, task`; @dag(dag_id=\"payments_summary\", "
+                       "schedule=None, start_date=datetime(2024, 1, 1), catchup=False)); one @task reads "
+                       "raw_payments.csv with csv.DictReader, counts the payments and sums amount per method, and "
+                       "writes payment_methods.csv with the header method,payments,amount, methods sorted, amounts "
+                       "with 2 decimals.\n"
+                       "2. In a terminal run `airflow dags reserialize` so that Airflow lists the new DAG now (it "
+                       "would otherwise within about a minute).\n"
+                       "3. In the Airflow tab in Chromium, click Dags in the left-hand bar, then payments_summary.\n"
+                       "4. Click Trigger (top right); keep Unpause payments_summary on trigger ticked and click "
+                       "Trigger in the dialog.\n"
+                       "5. The run's page opens: wait until its state is Success.",
+            "config": [*GUI_CONFIG, clean("/home/user/airflow/dags/payments_summary.py",
+                                          "/home/user/projects/data/payment_methods.csv")],
+            "eval": PAYMENTS_CSV_EVAL + airflow_db("SELECT state, triggered_by FROM dag_run WHERE dag_id = "
+                                                   "'payments_summary'", "('success', 'UI') in rows")
+                    + "echo EVAL_OK\n",
+            "solution": [
+                cmd("cat > /home/user/airflow/dags/payments_summary.py <<'EOF'\n" + PAYMENTS_DAG
+                    + "EOF\nairflow dags reserialize >/dev/null"),
+                {"gui": "click", "target": ui('a[href="/dags"]'), "note": "the navigation bar's Dags link"},
+                {"gui": "click", "target": ui('a[href="/dags/payments_summary"]', url=AIRFLOW + "/dags")},
+                {"gui": "click", "target": ui("[data-testid=trigger-dag-button]", url=AIRFLOW + "/dags/payments_summary")},
+                {"gui": "click", "target": ui("[data-testid=trigger-dag-submit]", url=AIRFLOW + "/dags/payments_summary"),
+                 "essential": True, "note": "Unpause payments_summary on trigger is ticked already"},
+                {"gui": "wait", "for": {"gone": ui("[role=dialog]", url=AIRFLOW + "/dags/payments_summary")}},
+                {"gui": "wait", "for": ui("[data-testid=header-card] [data-testid=state-badge]", "Success",
+                                          url=AIRFLOW + "/dags/payments_summary/runs/"),
+                 "timeout_s": 900, "note": "the run's page opens; its task takes minutes to start under emulation"},
+            ],
+        },
+    ]
+
+
 def pairs() -> list[dict]:
     """The task pairs of this module (``common`` describes their keys)."""
-    return cli_pairs() + gui_pairs()
+    return cli_pairs() + gui_pairs() + cli_gui_pairs()
 
 
 def cli_pairs() -> list[dict]:
@@ -543,21 +614,7 @@ why=$(same_csv "$out" /tmp/desktop_env_eval/ref.csv ordered 2>&1) || fail "$why"
                        "run to end in state success.",
             "config": [clean("/home/user/airflow/dags/payments_summary.py",
                              "/home/user/projects/data/payment_methods.csv")],
-            "eval": """out=/home/user/projects/data/payment_methods.csv
-[ -f "$out" ] || fail "$out does not exist"
-python3 - <<'PY' > /tmp/desktop_env_eval/ref.csv
-import csv, collections
-n, s = collections.Counter(), collections.defaultdict(float)
-with open("/home/user/projects/data/raw_payments.csv") as f:
-    for r in csv.DictReader(f):
-        n[r["method"]] += 1
-        s[r["method"]] += float(r["amount"])
-print("method,payments,amount")
-for m in sorted(n):
-    print(f"{m},{n[m]},{s[m]:.2f}")
-PY
-why=$(same_csv "$out" /tmp/desktop_env_eval/ref.csv ordered 2>&1) || fail "$why"
-""" + airflow_run_check("payments_summary") + "echo EVAL_OK\n",
+            "eval": PAYMENTS_CSV_EVAL + airflow_run_check("payments_summary") + "echo EVAL_OK\n",
             "solution": [cmd("cat > /home/user/airflow/dags/payments_summary.py <<'EOF'\n" + PAYMENTS_DAG
                              + "EOF\nairflow dags test payments_summary 2025-01-15")],
         },
