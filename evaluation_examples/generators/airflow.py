@@ -9,7 +9,7 @@ root (see the package docstring).
 """
 from __future__ import annotations
 
-from .common import bash, clean, cmd, page_target, start_helper, write_pairs
+from .common import bash, checked, clean, cmd, page_target, python_check, start_helper, write_pairs
 
 
 def airflow_run_check(dag_id: str) -> str:
@@ -110,16 +110,12 @@ GUI_CONFIG = start_helper("start-airflow")
 def airflow_db(sql: str, check: str) -> str:
     """eval.sh lines: run ``sql`` on Airflow's metadata database (read-only) into ``rows`` and fail with
     the printed reason unless the Python expression ``check`` holds on them."""
-    return f"""why=$(python3 - <<'PY' 2>&1
-import json, sqlite3
+    return python_check(f"""import json, sqlite3
 con = sqlite3.connect("file:/home/user/airflow/airflow.db?mode=ro", uri=True)
 rows = con.execute({sql!r}).fetchall()
 if not ({check}):
     print(f"found {{rows}}")
-PY
-)
-[ -z "$why" ] || fail "{sql}: $why"
-"""
+""", prefix=f"{sql}: ")
 
 
 #: The run configuration the trigger pair asks for.
@@ -159,8 +155,7 @@ FAILED_RUN_SH = shop_etl_run_sh(fail=True)
 
 #: Evaluator of the clear-and-rerun pair: the one run of shop_etl succeeded, its count_orders ran twice (asked again for
 #: up to 10 minutes while the run is queued or running).
-CLEARED_RUN_EVAL = """why=$(python3 - <<'PY' 2>&1
-import sqlite3, sys, time
+CLEARED_RUN_EVAL = checked("""import sqlite3, sys, time
 def look():
     con = sqlite3.connect("file:/home/user/airflow/airflow.db?mode=ro", uri=True)
     try:
@@ -180,11 +175,7 @@ if runs[0][1] != "success":
 tasks = {task: (state, n) for task, state, n in tries}
 if tasks.get("count_orders", (None, 0))[1] < 2:
     sys.exit(f"count_orders was not run again (task instances: {tasks})")
-PY
-)
-[ -z "$why" ] || fail "$why"
-echo EVAL_OK
-"""
+""")
 
 
 #: The XCom the XCom pair reads (count_orders pushes one per order status) and the Variable it is kept in.
@@ -312,8 +303,7 @@ def gui_pairs() -> list[dict]:
                        "5. Click Save.",
             "config": GUI_CONFIG,
             "eval": f"""got=$(airflow connections get {CONNECTION['conn_id']} -o json 2>/dev/null)
-why=$(python3 - "$got" <<'PY' 2>&1
-import json, sys
+""" + checked(f"""import json, sys
 want = {CONNECTION!r}
 try:
     got = json.loads(sys.argv[1])[0]
@@ -323,11 +313,7 @@ wrong = [f"{{k}} is {{got.get(k)!r}}, not {{v!r}}" for k, v in want.items()
          if str(got.get(k) or "") != v and not (k == "host" and got.get(k) == "localhost")]
 if wrong:
     sys.exit("the connection {CONNECTION['conn_id']}: " + "; ".join(wrong))
-PY
-)
-[ -z "$why" ] || fail "$why"
-echo EVAL_OK
-""",
+""", '"$got"'),
             "solution": [
                 {"gui": "click", "target": ui('button[aria-label="Admin"]')},
                 {"gui": "click", "target": ui("[role=menuitem]", "Connections")},
@@ -398,8 +384,7 @@ echo EVAL_OK
             "config": [*GUI_CONFIG, {"type": "execute", "parameters": {"command": bash(shop_etl_run_sh(fail=False)),
                                                                        "timeout_s": 1500}}],
             "eval": f"""got=$(airflow variables get {XCOM_VARIABLE} 2>/dev/null | tail -n 1)
-why=$(python3 - "$got" <<'PY' 2>&1
-import json, sqlite3, sys
+""" + checked(f"""import json, sqlite3, sys
 con = sqlite3.connect("file:/home/user/airflow/airflow.db?mode=ro", uri=True)
 rows = con.execute("SELECT value FROM xcom WHERE dag_id = 'shop_etl' AND task_id = 'count_orders' "
                    "AND key = '{XCOM_KEY}'").fetchall()
@@ -409,11 +394,7 @@ value = rows[0][0]
 want = str(json.loads(value) if isinstance(value, (str, bytes)) else value)
 if sys.argv[1].strip() != want:
     sys.exit(f"the Variable {XCOM_VARIABLE} is {{sys.argv[1]!r}}, not the XCom's {{want!r}}")
-PY
-)
-[ -z "$why" ] || fail "$why"
-echo EVAL_OK
-""",
+""", '"$got"'),
             "solution": [
                 {"gui": "click", "target": ui('button[aria-label="Browse"]')},
                 {"gui": "click", "target": ui("[role=menuitem]", "XComs")},

@@ -118,6 +118,21 @@ def start_helper(helper: str) -> list[dict]:
     return [{"type": "execute", "parameters": {"command": [helper], "until": {"returncode": 0}, "timeout_s": 1200}}]
 
 
+def python_check(code: str, args: str = "", prefix: str = "") -> str:
+    """eval.sh lines: run the python3 checker ``code`` (given the shell words ``args``); what it prints or exits
+    with is the reason of the failure (after ``prefix``), nothing means the check passed."""
+    return f"""why=$(python3 -{" " + args if args else ""} <<'PY' 2>&1
+{code}PY
+)
+[ -z "$why" ] || fail "{prefix}$why"
+"""
+
+
+def checked(code: str, args: str = "") -> str:
+    """eval.sh lines ending the evaluator: :func:`python_check`, then EVAL_OK."""
+    return python_check(code, args) + "echo EVAL_OK\n"
+
+
 def bash(script: str) -> list[str]:
     """A guest command running ``script`` in a login shell (sees the tools' settings)."""
     return ["bash", "-lc", script]

@@ -11,7 +11,7 @@ root (see the package docstring).
 """
 from __future__ import annotations
 
-from .common import bash, clean, cmd, page_target, start_helper, write_pairs
+from .common import bash, clean, cmd, page_target, python_check, start_helper, write_pairs
 from .datasets import SAMPLE_HOME
 
 
@@ -245,8 +245,7 @@ def dagster_gql(query: str, check: str, settle: str | None = None) -> str:
     """eval.sh lines: ask Dagster's GraphQL API (the running web server) ``query`` into ``data`` and fail
     with what was found unless the Python expression ``check`` holds on it. With ``settle`` (an expression
     on ``data``), ask again for up to 4 minutes while it holds: a run the task launched may still be going."""
-    return f"""why=$(python3 - <<'PY' 2>&1
-import json, time, urllib.request
+    return python_check(f"""import json, time, urllib.request
 def ask():
     req = urllib.request.Request("http://127.0.0.1:3000/graphql", method="POST",
                                  headers={{"Content-Type": "application/json"}},
@@ -262,10 +261,7 @@ while ({settle or "False"}) and time.monotonic() < deadline:
     data = ask()
 if not ({check}):
     print(f"found {{json.dumps(data)[:800]}}")
-PY
-)
-[ -z "$why" ] || fail "$why"
-"""
+""")
 
 
 #: Asset name -> whether it has a materialization.

@@ -14,7 +14,7 @@ import io
 import json
 import random
 
-from .common import clean, cmd, csv_text, write_pairs
+from .common import checked, clean, cmd, csv_text, python_check, write_pairs
 
 NOTEBOOK_SOLUTION = r'''python3 - <<'PY'
 import json, os
@@ -177,8 +177,7 @@ def copy_in(*names: str) -> list[dict]:
 def nb_check(name: str, body: str) -> str:
     """eval.sh lines: load /home/user/notebooks/``name`` as ``nb`` (``code``: its code cells, ``src(c)``:
     a cell's source as one string) and run the Python ``body``, which prints why it fails, if it does."""
-    return f"""why=$(python3 - <<'PY' 2>&1
-import csv, json
+    return python_check(f"""import csv, json
 try:
     nb = json.load(open({NOTEBOOKS + "/" + name!r}))
 except (OSError, ValueError) as exc:
@@ -187,10 +186,7 @@ def src(c):
     return "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
 code = [c for c in nb["cells"] if c["cell_type"] == "code"]
 {body}
-PY
-)
-[ -z "$why" ] || fail "{name}: $why"
-"""
+""", prefix=f"{name}: ")
 
 
 def ran_in_order(sources: list[str], lenient: bool = False) -> str:
@@ -522,8 +518,7 @@ why=$(same_csv /home/user/notebooks/units_by_product.csv /tmp/desktop_env_eval/r
                        "revenue_by_region.csv revenue_by_region\"",
             "files": {"sales.csv": sales_csv(), "weekly_sales.ipynb": notebook(WEEKLY_SALES)},
             "config": copy_in("sales.csv", "weekly_sales.ipynb"),
-            "eval": nb_check("weekly_sales.ipynb", ran_in_order(code_of(WEEKLY_SALES))) + """why=$(python3 - <<'PY' 2>&1
-import csv, sqlite3
+            "eval": nb_check("weekly_sales.ipynb", ran_in_order(code_of(WEEKLY_SALES))) + checked("""import csv, sqlite3
 rev = {}
 for r in csv.DictReader(open("/home/user/notebooks/sales.csv")):
     rev[r["region"]] = rev.get(r["region"], 0.0) + int(r["units"]) * float(r["unit_price"])
@@ -535,11 +530,7 @@ except sqlite3.Error as exc:
 got = sorted((str(r), float(v)) for r, v in rows)
 if [g[0] for g in got] != sorted(rev) or any(abs(v - rev[r]) > 0.01 for r, v in got):
     print(f"the table holds {got}, expected {sorted((r, round(v, 2)) for r, v in rev.items())}")
-PY
-)
-[ -z "$why" ] || fail "$why"
-echo EVAL_OK
-""",
+"""),
             "solution": open_notebook("weekly_sales.ipynb") + run_all(essential=True) + [
                 {"gui": "wait", "for": lab(".jp-OutputArea-output", "total revenue:")},
                 {"gui": "key", "keys": "ctrl+s"},

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 
-from .common import START_POSTGRES, bash, cmd, page_target, write_pairs
+from .common import START_POSTGRES, bash, checked, cmd, page_target, write_pairs
 
 SUPERSET = "http://localhost:8088"
 
@@ -272,17 +272,6 @@ if "grain" in spec and form.get("time_grain_sqla") != spec["grain"]:
     problems.append(f"its time grain is {form.get('time_grain_sqla')}, not {spec['grain']}")
 if problems:
     sys.exit(f"the chart {name!r}: " + "; ".join(problems))
-"""
-
-
-def checked(code: str, args: str) -> str:
-    """eval.sh body: run the python3 checker ``code`` with the shell words ``args``; what it exits with is the
-    reason of the failure, nothing means EVAL_OK."""
-    return f"""why=$(python3 - {args} <<'PY' 2>&1
-{code}PY
-)
-[ -z "$why" ] || fail "$why"
-echo EVAL_OK
 """
 
 
