@@ -334,7 +334,6 @@ if wrong:
         {
             **common,
             "name": "airflow_gui_clear_failed_task",
-            "unproven": True,
             "action_number": 5,
             "source": ["https://airflow.apache.org/docs/apache-airflow/stable/ui.html",
                        "https://airflow.apache.org/docs/apache-airflow/stable/core-concepts/tasks.html"],

@@ -508,7 +508,6 @@ def gui_pairs() -> list[dict]:
         {
             **common,
             "name": "dagster_gui_reexecute_from_failure",
-            "unproven": True,
             "action_number": 4,
             "source": ["https://docs.dagster.io/guides/operate/run-executors#re-execution",
                        "https://docs.dagster.io/guides/operate/webserver"],

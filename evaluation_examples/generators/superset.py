@@ -359,15 +359,6 @@ def annotation_eval(layer: str, name: str, start: str, end: str) -> str:
     return checked(ANNOTATION_PY, f"{layer!r} {name!r} {start} {end}")
 
 
-#: GUI-suite pairs written but not yet proven by oracle and noop runs on the current image (indexed nowhere).
-UNPROVEN = {"superset_cligui_dbt_model_pie"}
-
-
-def _marked(pairs: list[dict]) -> list[dict]:
-    """``pairs`` with those in :data:`UNPROVEN` marked ``unproven``."""
-    return [{**p, "unproven": True} if p["name"] in UNPROVEN else p for p in pairs]
-
-
 #: The keys every Superset GUI-suite pair shares.
 GUI_COMMON = {"id_seed": "gui_suite", "app": "superset", "snapshot": "data:superset", "gui_suite": True,
               "related_apps": ["superset", "chromium", "postgresql"], "category": "data_analysis_and_visualization",
@@ -457,7 +448,7 @@ STATUS_SQL = "SELECT status, count(*) AS orders FROM orders GROUP BY status ORDE
 def gui_pairs() -> list[dict]:
     """GUI pairs: work in Superset's own web UI in Chromium (the GUI suite)."""
     common = GUI_COMMON
-    return _marked([
+    return [
         {
             **common,
             "name": "superset_gui_customers_dataset",
@@ -704,7 +695,7 @@ def gui_pairs() -> list[dict]:
                        "If this Superset has no Alerts & Reports (the feature is switched off and no mail server is "
                        "configured), do not work around it: report that the task cannot be done.",
         },
-    ])
+    ]
 
 
 # -- cli+gui pairs: SQL in the terminal, then Superset's web UI ----------------------------------------------------
@@ -748,7 +739,7 @@ def cli_gui_pairs() -> list[dict]:
     """cli+gui pairs: a view made in the terminal, then charted in Superset's web UI (the GUI suite); the
     essential GUI item is the chart's Save."""
     common = {**GUI_COMMON, "interface": "cli+gui", "related_apps": [*GUI_COMMON["related_apps"], "terminal"]}
-    return _marked([
+    return [
         {
             **common,
             "name": "superset_cligui_revenue_view_chart",
@@ -823,7 +814,7 @@ def cli_gui_pairs() -> list[dict]:
                 *save_chart("Revenue share by category"),
             ],
         },
-    ])
+    ]
 
 
 def main() -> None:
