@@ -11,6 +11,8 @@ root (see the package docstring).
 """
 from __future__ import annotations
 
+import textwrap
+
 from .common import bash, clean, cmd, page_target, python_check, start_helper, write_pairs
 from .datasets import SAMPLE_HOME
 
@@ -283,21 +285,11 @@ REPORTED_QUERY = ("{ assetNodes { assetKey { path } assetMaterializations(limit:
                   "runsOrError { ... on Runs { results { runId } } } }")
 
 
-#: Setup of the re-execution pair (guest python3): hide raw_orders.csv, launch revenue_job through the GraphQL API,
-#: wait until the run has failed (its worker takes minutes to start under emulation), put the file back.
-FAILED_RUN_PY = """import json, os, sys, time, urllib.request
-def gql(query, variables=None):
-    req = urllib.request.Request("http://127.0.0.1:3000/graphql", method="POST",
-                                 headers={"Content-Type": "application/json"},
-                                 data=json.dumps({"query": query, "variables": variables or {}}).encode())
-    with urllib.request.urlopen(req, timeout=600) as r:
-        return json.load(r)["data"]
-repo = gql("{ repositoriesOrError { ... on RepositoryConnection { nodes { name location { name } } } } }")
-repo = repo["repositoriesOrError"]["nodes"][0]
-data = "/home/user/projects/data/raw_orders.csv"
-os.rename(data, data + ".hidden")
-try:
-    launched = gql("mutation($p: ExecutionParams!) { launchRun(executionParams: $p) { __typename "
+def revenue_run_py(fail: bool) -> str:
+    """Setup (guest python3): launch revenue_job through the GraphQL API and wait until the run has ended as wanted
+    (its worker takes minutes to start under emulation): failed (``fail``: raw_orders.csv is hidden meanwhile, then
+    put back) or succeeded."""
+    launch = """    launched = gql("mutation($p: ExecutionParams!) { launchRun(executionParams: $p) { __typename "
                    "... on LaunchRunSuccess { run { runId } } ... on PythonError { message } } }",
                    {"p": {"selector": {"repositoryLocationName": repo["location"]["name"],
                                        "repositoryName": repo["name"], "jobName": "revenue_job"},
@@ -309,12 +301,33 @@ try:
         time.sleep(3)
         status = gql("query($id: ID!) { runOrError(runId: $id) { ... on Run { status } } }",
                      {"id": run_id})["runOrError"]["status"]
-    if status != "FAILURE":
-        sys.exit(f"the run {run_id} of revenue_job ended {status or 'not'} (FAILURE expected)")
+"""
+    body = (f"""data = "/home/user/projects/data/raw_orders.csv"
+os.rename(data, data + ".hidden")
+try:
+{launch}    if status != "FAILURE":
+        sys.exit(f"the run {{run_id}} of revenue_job ended {{status or 'not'}} (FAILURE expected)")
     print("failed run", run_id)
 finally:
     os.rename(data + ".hidden", data)
-"""
+""" if fail else textwrap.dedent(launch) + """if status != "SUCCESS":
+    sys.exit(f"the run {run_id} of revenue_job ended {status or 'not'} (SUCCESS expected)")
+print("successful run", run_id)
+""")
+    return """import json, os, sys, time, urllib.request
+def gql(query, variables=None):
+    req = urllib.request.Request("http://127.0.0.1:3000/graphql", method="POST",
+                                 headers={"Content-Type": "application/json"},
+                                 data=json.dumps({"query": query, "variables": variables or {}}).encode())
+    with urllib.request.urlopen(req, timeout=600) as r:
+        return json.load(r)["data"]
+repo = gql("{ repositoriesOrError { ... on RepositoryConnection { nodes { name location { name } } } } }")
+repo = repo["repositoriesOrError"]["nodes"][0]
+""" + body
+
+
+#: Setup of the re-execution pair: a failed run of revenue_job.
+FAILED_RUN_PY = revenue_run_py(fail=True)
 
 #: The runs of revenue_job with their parents (for the re-execution pair).
 LINEAGE_QUERY = ("{ runsOrError { ... on Runs { results { runId jobName status parentRunId "
@@ -502,6 +515,43 @@ def gui_pairs() -> list[dict]:
                                              url=DAGSTER + "/assets/daily_revenue"), "text": REPORT_DESCRIPTION},
                 {"gui": "click", "target": ui("[role=dialog] button", "Report event",
                                               url=DAGSTER + "/assets/daily_revenue")},
+                {"gui": "wait", "for": {"gone": ui("[role=dialog]", url=DAGSTER + "/assets/daily_revenue")}},
+            ],
+        },
+        {
+            **common,
+            "name": "dagster_gui_wipe_materializations",
+            "unproven": True,
+            "action_number": 7,
+            "source": ["https://docs.dagster.io/guides/build/assets/materializing-assets",
+                       "https://docs.dagster.io/guides/operate/webserver"],
+            "abstract": "The last materialization of the asset daily_revenue in Dagster was computed from a bad input. "
+                        "In Dagster's web UI (open in Chromium), wipe the materializations of daily_revenue only, so "
+                        "that it shows as never materialized; orders and order_items keep theirs.",
+            "verbose": "Wipe one asset's materializations in Dagster's web UI:\n"
+                       "1. In the Dagster tab in Chromium, click Catalog in the left-hand navigation bar, then "
+                       "daily_revenue.\n"
+                       "2. Click the arrow beside Materialize at the top right and choose Wipe materializations.\n"
+                       "3. The dialog names daily_revenue: click Wipe, then Done.\n"
+                       "4. Do not wipe orders or order_items.",
+            "config": [*GUI_CONFIG, {"type": "execute", "parameters": {
+                "command": bash(f"python3 - <<'PY'\n{revenue_run_py(fail=False)}PY"), "timeout_s": 1500}}],
+            "eval": dagster_gql(ASSETS_QUERY, f"{MATERIALIZED} == "
+                                "{'orders': True, 'order_items': True, 'daily_revenue': False}")
+                    + "echo EVAL_OK\n",
+            "solution": [
+                CATALOG,
+                {"gui": "click", "target": ui('a[href="/assets/daily_revenue"]', url=DAGSTER + "/assets")},
+                {"gui": "click", "target": ui('button:has([aria-label="arrow_drop_down"])',
+                                              url=DAGSTER + "/assets/daily_revenue"),
+                 "note": "the arrow beside Materialize"},
+                {"gui": "click", "target": ui("[role=menuitem]", "Wipe materializations",
+                                              url=DAGSTER + "/assets/daily_revenue")},
+                {"gui": "click", "target": ui('[role=dialog] button[class*="Button_danger"]', "Wipe",
+                                              url=DAGSTER + "/assets/daily_revenue"),
+                 "note": "the dialog's red Wipe button (the menu item says Wipe too)"},
+                {"gui": "click", "target": ui("[role=dialog] button", "Done", url=DAGSTER + "/assets/daily_revenue"),
+                 "note": "the dialog then says 1 Wiped"},
                 {"gui": "wait", "for": {"gone": ui("[role=dialog]", url=DAGSTER + "/assets/daily_revenue")}},
             ],
         },
