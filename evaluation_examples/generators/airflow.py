@@ -510,6 +510,9 @@ def cli_gui_pairs() -> list[dict]:
                     + "EOF\nairflow dags reserialize >/dev/null"),
                 {"gui": "click", "target": ui('a[href="/dags"]'), "note": "the navigation bar's Dags link"},
                 {"gui": "click", "target": ui('a[href="/dags/payments_summary"]', url=AIRFLOW + "/dags")},
+                {"gui": "wait", "for": ui("[data-testid=grid-view-button]", url=AIRFLOW + "/dags/payments_summary"),
+                 "note": "the DAG's page has replaced the list (the URL changes first: a trigger button of the list "
+                         "took the click)"},
                 {"gui": "click", "target": ui("[data-testid=trigger-dag-button]", url=AIRFLOW + "/dags/payments_summary")},
                 {"gui": "click", "target": ui("[data-testid=trigger-dag-submit]", url=AIRFLOW + "/dags/payments_summary"),
                  "essential": True, "note": "Unpause payments_summary on trigger is ticked already"},
