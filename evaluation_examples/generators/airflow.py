@@ -366,7 +366,6 @@ if wrong:
         {
             **common,
             "name": "airflow_gui_xcom_to_variable",
-            "unproven": True,
             "action_number": 9,
             "source": ["https://airflow.apache.org/docs/apache-airflow/stable/core-concepts/xcoms.html",
                        "https://airflow.apache.org/docs/apache-airflow/stable/howto/variable.html"],
@@ -418,7 +417,6 @@ if sys.argv[1].strip() != want:
         {
             **common,
             "name": "airflow_gui_pool",
-            "unproven": True,
             "action_number": 6,
             "source": ["https://airflow.apache.org/docs/apache-airflow/stable/administration-and-deployment/pools.html"],
             "abstract": f"Using Airflow's web UI in Chromium (not the command line), create the pool {POOL[0]} with "
@@ -477,7 +475,6 @@ def cli_gui_pairs() -> list[dict]:
             "related_apps": ["airflow", "chromium", "terminal"], "category": "data_orchestration",
             "interface": "cli+gui",
             "name": "airflow_cligui_write_then_trigger",
-            "unproven": True,
             "action_number": 6,
             "source": ["https://airflow.apache.org/docs/apache-airflow/stable/tutorial/taskflow.html",
                        "https://airflow.apache.org/docs/apache-airflow/stable/ui.html"],

@@ -445,7 +445,6 @@ def gui_pairs() -> list[dict]:
         {
             **common,
             "name": "dagster_gui_launchpad_run_config",
-            "unproven": True,
             "action_number": 8,
             "source": ["https://docs.dagster.io/guides/operate/webserver#launchpad",
                        "https://docs.dagster.io/guides/operate/run-executors"],
@@ -484,7 +483,6 @@ def gui_pairs() -> list[dict]:
         {
             **common,
             "name": "dagster_gui_report_materialization",
-            "unproven": True,
             "action_number": 5,
             "source": ["https://docs.dagster.io/guides/build/assets/external-assets",
                        "https://docs.dagster.io/guides/operate/webserver"],
@@ -521,7 +519,6 @@ def gui_pairs() -> list[dict]:
         {
             **common,
             "name": "dagster_gui_wipe_materializations",
-            "unproven": True,
             "action_number": 7,
             "source": ["https://docs.dagster.io/guides/build/assets/materializing-assets",
                        "https://docs.dagster.io/guides/operate/webserver"],
