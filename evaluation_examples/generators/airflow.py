@@ -106,6 +106,10 @@ def ui(css: str, text: str | None = None, url: str = AIRFLOW) -> dict:
 #: open in Chromium; ``start-airflow`` returns at once then (and starts it on an image without the state).
 GUI_CONFIG = start_helper("start-airflow")
 
+#: The keys every Airflow GUI-suite pair shares (a cli+gui pair adds the terminal).
+GUI_COMMON = {"id_seed": "gui_suite", "app": "airflow", "snapshot": "data:airflow", "gui_suite": True,
+              "related_apps": ["airflow", "chromium"], "category": "data_orchestration", "interface": "gui"}
+
 
 def airflow_db(sql: str, check: str) -> str:
     """eval.sh lines: run ``sql`` on Airflow's metadata database (read-only) into ``rows`` and fail with
@@ -193,8 +197,7 @@ CONNECTION = {"conn_id": "warehouse_db", "conn_type": "generic", "host": "127.0.
 def gui_pairs() -> list[dict]:
     """GUI pairs: the same work through Airflow's own web UI in Chromium (the GUI suite)."""
     key, value, description = VARIABLE
-    common = {"id_seed": "gui_suite", "app": "airflow", "snapshot": "data:airflow", "gui_suite": True,
-              "related_apps": ["airflow", "chromium"], "category": "data_orchestration", "interface": "gui"}
+    common = GUI_COMMON
     return [
         {
             **common,
@@ -471,9 +474,7 @@ def cli_gui_pairs() -> list[dict]:
     essential GUI item is the trigger, without which there is no run and the task scores 0."""
     return [
         {
-            "id_seed": "gui_suite", "app": "airflow", "snapshot": "data:airflow", "gui_suite": True,
-            "related_apps": ["airflow", "chromium", "terminal"], "category": "data_orchestration",
-            "interface": "cli+gui",
+            **GUI_COMMON, "related_apps": [*GUI_COMMON["related_apps"], "terminal"], "interface": "cli+gui",
             "name": "airflow_cligui_write_then_trigger",
             "action_number": 6,
             "source": ["https://airflow.apache.org/docs/apache-airflow/stable/tutorial/taskflow.html",

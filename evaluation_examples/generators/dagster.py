@@ -345,6 +345,19 @@ OPEN_LAUNCHPAD = [
 ]
 
 
+def asset_menu(name: str, item: str) -> list[dict]:
+    """GUI steps choosing ``item`` in the menu beside Materialize on asset ``name``'s page (Catalog, the asset,
+    the arrow beside Materialize)."""
+    page = DAGSTER + f"/assets/{name}"
+    return [
+        CATALOG,
+        {"gui": "click", "target": ui(f'a[href="/assets/{name}"]', url=DAGSTER + "/assets")},
+        {"gui": "click", "target": ui('button:has([aria-label="arrow_drop_down"])', url=page),
+         "note": "the arrow beside Materialize"},
+        {"gui": "click", "target": ui("[role=menuitem]", item, url=page)},
+    ]
+
+
 def materialize_selected(names: list[str], essential: bool = False) -> list[dict]:
     """GUI steps on the catalog (Catalog in the navigation bar): tick ``names``, click Materialize selected and
     wait until each row shows Materialized (``essential``: the click, for cli+gui)."""
@@ -502,13 +515,7 @@ def gui_pairs() -> list[dict]:
                                                 "and data['runsOrError']['results'] == []")
                     + "echo EVAL_OK\n",
             "solution": [
-                CATALOG,
-                {"gui": "click", "target": ui('a[href="/assets/daily_revenue"]', url=DAGSTER + "/assets")},
-                {"gui": "click", "target": ui('button:has([aria-label="arrow_drop_down"])',
-                                              url=DAGSTER + "/assets/daily_revenue"),
-                 "note": "the arrow beside Materialize"},
-                {"gui": "click", "target": ui("[role=menuitem]", "Report materialization event",
-                                              url=DAGSTER + "/assets/daily_revenue")},
+                *asset_menu("daily_revenue", "Report materialization event"),
                 {"gui": "type", "target": ui('[role=dialog] input[placeholder="Add a description"]',
                                              url=DAGSTER + "/assets/daily_revenue"), "text": REPORT_DESCRIPTION},
                 {"gui": "click", "target": ui("[role=dialog] button", "Report event",
@@ -537,13 +544,7 @@ def gui_pairs() -> list[dict]:
                                 "{'orders': True, 'order_items': True, 'daily_revenue': False}")
                     + "echo EVAL_OK\n",
             "solution": [
-                CATALOG,
-                {"gui": "click", "target": ui('a[href="/assets/daily_revenue"]', url=DAGSTER + "/assets")},
-                {"gui": "click", "target": ui('button:has([aria-label="arrow_drop_down"])',
-                                              url=DAGSTER + "/assets/daily_revenue"),
-                 "note": "the arrow beside Materialize"},
-                {"gui": "click", "target": ui("[role=menuitem]", "Wipe materializations",
-                                              url=DAGSTER + "/assets/daily_revenue")},
+                *asset_menu("daily_revenue", "Wipe materializations"),
                 {"gui": "click", "target": ui('[role=dialog] button[class*="Button_danger"]', "Wipe",
                                               url=DAGSTER + "/assets/daily_revenue"),
                  "note": "the dialog's red Wipe button (the menu item says Wipe too)"},
