@@ -5,7 +5,8 @@ LAG seconds, then drains its event queue the way Xlib clients do: a MappingNotif
 re-read the keymap *as it is then*, and each KeyPress is looked up in the keymap it holds
 and then costs BUSY_MS of CPU (an application doing work per key). OUT holds the characters
 read so far, rewritten after each key; it is final when no event has come for QUIET seconds
-(default 1). A key without a character (an arrow, Escape) is written as its name in brackets,
+(default 1) after the first key (a reader starved of CPU may see GO long before the typist, who
+waits for it to look idle, sends anything). A key without a character (an arrow, Escape) is written as its name in brackets,
 ``[Right]``, followed by ``+`` when key presses were already queued behind it as it was read:
 keys sent after it before the application had handled it.
 """
@@ -40,8 +41,8 @@ open(ready, "w").close()
 while not os.path.exists(go):
     time.sleep(0.05)
 time.sleep(lag)
-typed, last, backlog = [], time.monotonic(), []
-while time.monotonic() - last < quiet_s:
+typed, last, backlog, keyed = [], time.monotonic(), [], False
+while not keyed or time.monotonic() - last < quiet_s:
     if not backlog and not d.pending_events():
         time.sleep(0.05)
         continue
@@ -50,6 +51,7 @@ while time.monotonic() - last < quiet_s:
     if ev.type == X.MappingNotify:
         d.refresh_keyboard_mapping(ev)
     elif ev.type == X.KeyPress:
+        keyed = True
         index = 1 if ev.state & X.ShiftMask else 0
         sym = d.keycode_to_keysym(ev.detail, index) or d.keycode_to_keysym(ev.detail, 0)
         if sym == XK.XK_Return:
