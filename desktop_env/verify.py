@@ -334,7 +334,7 @@ def run_model(model: str, suite: Path, result_dir: Path, num_envs: int = 1, path
 
 def verify(suite: str | os.PathLike, result_dir: str | os.PathLike | None = None, num_envs: int = 1,
            path_to_vm: str | None = None, cache_dir: str | None = None, extra_args: list[str] | None = None,
-           models: tuple[str, ...] = MODELS) -> VerifyTable:
+           models: tuple[str, ...] = MODELS, examples_base: str | os.PathLike | None = None) -> VerifyTable:
     """Run the oracle and noop over ``suite`` (resuming what exists) and return the table.
 
     Args:
@@ -346,6 +346,8 @@ def verify(suite: str | os.PathLike, result_dir: str | os.PathLike | None = None
         extra_args: more run.py flags (e.g. ``["--task_timeout", "900"]``).
         models: which runs to (re)start (the ablated run follows when any is started and the suite
             has ``cli+gui`` tasks); the table always reads them all.
+        examples_base: the folder holding ``examples/`` (default: the suite's folder), for an index
+            written elsewhere (a sample of a suite).
 
     Raises:
         TaskConfigError: the suite does not load (checked before any VM starts).
@@ -357,20 +359,21 @@ def verify(suite: str | os.PathLike, result_dir: str | os.PathLike | None = None
     image, recipe_hash = _image_identity(path_to_vm, cache_dir)
     base = Path(result_dir).expanduser().resolve() if result_dir else default_result_dir(suite, cache_dir, image)
     dirs = {m: base / m for m in (*MODELS, ABLATED)}
-    collect(suite, dirs)  # fail on a broken suite before booting anything
+    examples_base = Path(examples_base).resolve() if examples_base else suite.parent
+    collect(suite, dirs, examples_base / "examples")  # fail on a broken suite before booting anything
     crashed = {}
     ablated_index = base / f"{ABLATED}.index.json"
-    if models and cli_gui_index(suite, ablated_index):
+    if models and cli_gui_index(suite, ablated_index, examples_base / "examples"):
         models = (*models, ABLATED)
     for model in models:
         index = ablated_index if model == ABLATED else suite
         rc = run_model(model, index, dirs[model], num_envs, path_to_vm, cache_dir, extra_args,
-                       examples_base=suite.parent)
+                       examples_base=examples_base)
         if rc != 0:
             log.warning("the %s run exited %d (details in %s)", model, rc, dirs[model] / "run.log")
             lines = (dirs[model] / "run.log").read_text(errors="replace").strip().splitlines()
             crashed[model] = f"the run exited {rc}: {lines[-1][:200] if lines else 'no output'}"
-    table = collect(suite, dirs)
+    table = collect(suite, dirs, examples_base / "examples")
     for row in table.rows:  # a run.py that died before the task: say why instead of "not run"
         for model, why in crashed.items():
             run = row.ablated if model == ABLATED else getattr(row, model)

@@ -213,3 +213,27 @@ def test_default_results_are_kept_per_image(tmp_path):
     one, two = (default_result_dir(suite, str(tmp_path / "cache"), name) for name in ("base-aaaa", "base-bbbb"))
     assert one != two and one.parent == two.parent == tmp_path / "cache" / "verify" / "test_smoke"
     assert one.name == "base-aaaa"
+
+
+def test_the_robustness_sample_is_seeded_covers_every_domain_and_fits_the_image():
+    """bench/verify_under_load.py --sample: the same seed picks the same tasks, every domain the image
+    runs is in it, and no task asks for another image's profile or another interface tag."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from verify_under_load import sample_suite
+
+    from desktop_env.image.states import parse_snapshot
+    from desktop_env.tasks import load_task, task_file_for
+    from desktop_env.tasks.solution import interface_of
+
+    suite = ROOT / "evaluation_examples" / "test_gui.json"
+    for profile in ("base", "data"):
+        picked = sample_suite(suite, 10, 7, profile, "gui")
+        assert picked == sample_suite(suite, 10, 7, profile, "gui")
+        assert sum(map(len, picked.values())) == 10
+        for domain, ids in picked.items():
+            for task_id in ids:
+                task = load_task(task_file_for(suite.parent / "examples", domain, task_id))
+                assert parse_snapshot(task.snapshot)[0] in (None, profile) and interface_of(task) == "gui"
+        assert {"calc", "jupyter", "chromium"} <= set(picked) if profile == "base" else \
+            set(picked) == {"airflow", "dagster", "superset"}
+    assert sample_suite(suite, 10, 7, "base", "gui") != sample_suite(suite, 10, 8, "base", "gui")
