@@ -71,6 +71,8 @@ class SetupContext:
         suite_root: the folder holding ``evaluation_examples/`` (defaults to the task's).
         vm_host: host name or address under which forwarded VM ports are reached.
         state: scratch space shared by the steps of one episode (e.g. the Chromium launch).
+        download_mirror: a ``desktop_env.configs.mirror.Mirror`` serving every URL the task
+            fetches (no network access), or None to download through the host.
     """
 
     controller: Any
@@ -80,6 +82,7 @@ class SetupContext:
     suite_root: Path | None = None
     vm_host: str = "127.0.0.1"
     state: dict = field(default_factory=dict)
+    download_mirror: Any = None
 
     def __post_init__(self):
         self.cache_dir = Path(self.cache_dir)

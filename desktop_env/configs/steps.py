@@ -181,7 +181,8 @@ def change_wallpaper(ctx: SetupContext, path: str) -> None:
 def fetch_bytes(url: str, ctx: SetupContext | None = None, task=None, timeout_s: float | None = None) -> bytes:
     """Fetch ``url`` on the host: http(s)/ftp, ``file:///abs``, or a path the task names.
 
-    Remote downloads are cached under ``ctx.cache_dir/downloads`` when a context is given.
+    Remote downloads are cached under ``ctx.cache_dir/downloads`` when a context is given; with a
+    download mirror in the context they are served from it instead, and nothing is downloaded.
 
     Args:
         url: the URL or path.
@@ -190,9 +191,12 @@ def fetch_bytes(url: str, ctx: SetupContext | None = None, task=None, timeout_s:
         timeout_s: socket timeout (default: the time limit ``setup.download``).
 
     Raises:
-        SetupError: the fetch failed (HTTP error, unreachable host, ...).
+        SetupError: the fetch failed (HTTP error, unreachable host, ...); a
+            ``desktop_env.configs.mirror.MirrorError`` when the mirror lacks the URL or its file changed.
         desktop_env.tasks.TaskFileNotFound: a relative path resolves nowhere.
     """
+    if is_remote_url(url) and ctx is not None and ctx.download_mirror is not None:
+        return ctx.download_mirror.read(url)
     if is_remote_url(url):
         cached = None
         if ctx is not None:

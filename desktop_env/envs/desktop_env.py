@@ -60,6 +60,9 @@ class DesktopEnv(gym.Env):
         action_timeout_s: server-side limit for one pyautogui action (None: the time limit
             ``action.code``, see ``desktop_env.limits``); a longer action is killed and reported
             in ``info["error"]``. Typing has its own limit, growing with the text.
+        download_mirror: a folder made by ``desktop-env mirror``: every URL a task fetches (setup
+            ``download`` steps, ``cloud_file`` and URL ``local_file`` getters) is served from it after
+            its hash is checked, and no download is attempted; a URL it lacks fails the task's setup.
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 1}
@@ -70,7 +73,8 @@ class DesktopEnv(gym.Env):
                  require_a11y_tree: bool = True, require_terminal: bool = False,
                  cache_dir: str | Path | None = None, accel: str = "auto", image_profile: str = "base",
                  max_steps: int = 15, render_mode: str | None = "rgb_array", provider: Provider | None = None,
-                 os_type: str = "Ubuntu", action_timeout_s: float | None = None, **provider_kwargs: Any):
+                 os_type: str = "Ubuntu", action_timeout_s: float | None = None,
+                 download_mirror: str | Path | None = None, **provider_kwargs: Any):
         if action_space not in ("pyautogui", "computer_13"):
             raise ValueError(f"action_space must be 'pyautogui' or 'computer_13', not {action_space!r}")
         self.action_space_name = action_space
@@ -81,6 +85,11 @@ class DesktopEnv(gym.Env):
         self.action_timeout_s = action_timeout_s
         self.render_mode = render_mode
         self.cache_dir = Path(cache_dir) if cache_dir else None
+        self.download_mirror = None
+        if download_mirror is not None:
+            from desktop_env.configs.mirror import Mirror
+
+            self.download_mirror = Mirror.open(download_mirror)  # a missing manifest fails before any VM starts
         self.provider = provider or create_provider(
             provider_name, image=path_to_vm or image_profile, cache_dir=self.cache_dir, accel=accel,
             screen_size=screen_size, headless=headless, **provider_kwargs)
@@ -200,7 +209,8 @@ class DesktopEnv(gym.Env):
         cache.mkdir(parents=True, exist_ok=True)
         cdp = self.provider.cdp
         return SetupContext(controller=self.controller, task=self.task, cache_dir=cache,
-                            cdp_port_host=cdp.port if cdp else None, vm_host=self.provider.server.host)
+                            cdp_port_host=cdp.port if cdp else None, vm_host=self.provider.server.host,
+                            download_mirror=self.download_mirror)
 
     def _run_setup(self) -> None:
         from desktop_env.configs.dispatch import run_config

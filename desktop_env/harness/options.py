@@ -96,6 +96,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     suite.add_argument("--time_scale", type=float, default=None,
                        help="multiply every named time limit of setup steps, reference solutions and evaluators "
                             "(desktop_env/limits.py) by this, for a slower host (default: $DESKTOP_ENV_TIME_SCALE or 1)")
+    suite.add_argument("--download_mirror", default=None, metavar="DIR",
+                       help="serve every URL a task fetches from this folder (made by `desktop-env mirror`), hash "
+                            "checked, with no network access; a URL it lacks fails the task's setup (task_error)")
     agent.add_argument("--rag", action="store_true",
                        help="add the documentation chunks that best match the instruction to the task text the agent "
                             "sees (index: desktop-env docs build)")
@@ -115,6 +118,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         from desktop_env.limits import SCALE_ENV
 
         os.environ[SCALE_ENV] = repr(args.time_scale)  # workers inherit it
+    if args.download_mirror is not None:
+        from pathlib import Path
+
+        from desktop_env.configs.mirror import MANIFEST
+
+        if not (Path(args.download_mirror) / MANIFEST).is_file():
+            p.error(f"--download_mirror {args.download_mirror}: no {MANIFEST} there; fill the folder with "
+                    f"`desktop-env mirror {args.test_all_meta_path} --out {args.download_mirror}`")
     from desktop_env.agents.parsing import parse_size
 
     try:

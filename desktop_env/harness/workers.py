@@ -59,6 +59,7 @@ def worker(args, jobs, results) -> None:
         return DesktopEnv(provider_name=args.provider_name, path_to_vm=args.path_to_vm, action_space=args.action_space,
                           screen_size=screen, require_a11y_tree=args.observation_type != "screenshot",
                           max_steps=args.max_steps, cache_dir=args.cache_dir,
+                          download_mirror=getattr(args, "download_mirror", None),
                           **({"hosts": args.hosts} if args.hosts else {}))
 
     agent = None

@@ -32,6 +32,39 @@ def get_local_file(ctx: SetupContext, path: str, dest: str | None = None) -> Pat
     return ctx.resolve(path)
 
 
+@GETTERS.register(host_paths=("path",))
+def get_cloud_file(ctx: SetupContext, path, dest, multi: bool = False, gives=None):
+    """A gold file fetched by URL on the host (through the download mirror when one is given), as a
+    local path in the cache.
+
+    Args:
+        path: the URL (a task-relative path also works); a list of them when ``multi``.
+        dest: cache file name; a list parallel to ``path`` when ``multi``.
+        multi: fetch several files.
+        gives: with ``multi``, the indices to return (default ``[0]``); one index gives one path,
+            several give a list.
+    """
+    from desktop_env.configs.steps import fetch_bytes
+
+    def one(url: str, name: str) -> Path:
+        target = ctx.cache_path(name)
+        target.write_bytes(fetch_bytes(url, ctx))
+        return target
+
+    return one(path, dest) if not multi else _fetch_many("cloud_file", one, path, dest, gives)
+
+
+def _fetch_many(getter: str, one, path, dest, gives):
+    """``multi``: fetch each of the parallel lists ``path`` and ``dest``, return the ``gives`` ones."""
+    if not isinstance(path, list) or not isinstance(dest, list) or len(path) != len(dest):
+        raise TaskConfigError(f"{getter} with multi needs parallel lists 'path' and 'dest'",
+                              field="path" if not isinstance(path, list) else "dest")
+    fetched = [one(p, d) for p, d in zip(path, dest)]
+    gives = [0] if gives is None else (gives if isinstance(gives, list) else [gives])
+    picked = [fetched[i] for i in gives]
+    return picked[0] if len(picked) == 1 else picked
+
+
 def _fetch_one(ctx: SetupContext, vm_path: str, dest: str) -> Path | None:
     try:
         data = ctx.controller.get_file(vm_path)
@@ -58,13 +91,7 @@ def get_vm_file(ctx: SetupContext, path, dest, multi: bool = False, gives=None):
     """
     if not multi:
         return _fetch_one(ctx, path, dest)
-    if not isinstance(path, list) or not isinstance(dest, list) or len(path) != len(dest):
-        raise TaskConfigError("vm_file with multi needs parallel lists 'path' and 'dest'",
-                              field="path" if not isinstance(path, list) else "dest")
-    fetched = [_fetch_one(ctx, p, d) for p, d in zip(path, dest)]
-    gives = [0] if gives is None else (gives if isinstance(gives, list) else [gives])
-    picked = [fetched[i] for i in gives]
-    return picked[0] if len(picked) == 1 else picked
+    return _fetch_many("vm_file", lambda p, d: _fetch_one(ctx, p, d), path, dest, gives)
 
 
 @GETTERS.register()
