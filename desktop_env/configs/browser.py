@@ -1,16 +1,15 @@
 """Chromium setup steps: start it with remote debugging, open/close tabs over CDP, seed its history."""
 from __future__ import annotations
 
-import json
 import logging
 import sqlite3
 import tempfile
 import time
 import urllib.parse
-import urllib.request
 from pathlib import Path
 
 from desktop_env.session import SetupContext, SetupError
+from desktop_env.configs.cdp import cdp_base_url, cdp_http, wait_rendered
 from desktop_env.errors import GuestServerError
 from desktop_env.limits import limit
 from desktop_env.registry import SETUP_STEPS
@@ -86,7 +85,8 @@ def _wait_cdp_in_vm(ctx: SetupContext, port: int, step: str) -> None:
 def google_chrome_browser(ctx: SetupContext, debugging_port: int = 1337, listening_port: int = 9222,
                           urls: list | None = None, full_screen: bool = True) -> None:
     """Start Chromium in the VM with remote debugging and open ``urls``, maximized (``full_screen``,
-    default true; false leaves Chromium's own window size, 720x800 on this desktop).
+    default true; false leaves Chromium's own window size, 720x800 on this desktop). The step ends
+    when each page has rendered its content (see ``desktop_env.configs.cdp.wait_rendered``).
 
     CDP is relayed inside the VM from ``listening_port`` (all interfaces) to ``debugging_port``
     (Chromium's loopback listener); the provider forwards ``listening_port`` to the host as
@@ -106,41 +106,20 @@ def google_chrome_browser(ctx: SetupContext, debugging_port: int = 1337, listeni
     ctx.state["chromium"] = {"debugging_port": int(debugging_port), "listening_port": int(listening_port)}
     logger.info("Chromium started with CDP on VM port %s (relayed from %s), %d url(s)",
                 debugging_port, listening_port, len(urls))
-
-
-def cdp_base_url(ctx: SetupContext, step: str) -> str:
-    """``http://host:port`` of the VM's Chromium DevTools endpoint as seen from the host.
-
-    Raises:
-        SetupError: no host port is forwarded to it.
-    """
-    if not ctx.cdp_port_host:
-        raise SetupError("no host port is forwarded to the VM's Chromium remote-debugging listener "
-                         "(SetupContext.cdp_port_host is None); start the VM with the CDP port forwarded "
-                         "and run google_chrome_browser first", step=step)
-    return f"http://{ctx.vm_host}:{int(ctx.cdp_port_host)}"
-
-
-def cdp_http(url: str, method: str = "GET", timeout_s: float = 10.0):
-    """Call Chromium's DevTools HTTP endpoint (``/json/list``, ``/json/new?...``): its JSON reply, or text."""
-    req = urllib.request.Request(url, method=method)
-    with urllib.request.urlopen(req, timeout=timeout_s) as resp:  # noqa: S310 - local DevTools endpoint
-        body = resp.read()
-    try:
-        return json.loads(body)
-    except json.JSONDecodeError:
-        return body.decode("utf-8", "replace")
+    wait_rendered(ctx, urls, "google_chrome_browser")
 
 
 @SETUP_STEPS.register()
 def chrome_open_tabs(ctx: SetupContext, urls_to_open: list) -> None:
-    """Open each URL in a new Chromium tab through the DevTools HTTP endpoint (``PUT /json/new``)."""
+    """Open each URL in a new Chromium tab through the DevTools HTTP endpoint (``PUT /json/new``); the
+    step ends when each page has rendered its content (see ``desktop_env.configs.cdp.wait_rendered``)."""
     base = cdp_base_url(ctx, "chrome_open_tabs")
     for url in urls_to_open:
         try:
             cdp_http(f"{base}/json/new?{urllib.parse.quote(url, safe=':/')}", method="PUT")
         except OSError as exc:
             raise SetupError(f"could not open {url} over CDP at {base}: {exc}", step="chrome_open_tabs") from exc
+    wait_rendered(ctx, urls_to_open, "chrome_open_tabs")
 
 
 @SETUP_STEPS.register()

@@ -8,12 +8,14 @@ such as ``http://localhost:3000`` are therefore opened *inside* the VM, where th
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
+import re
 import time
+import urllib.request
 from typing import TYPE_CHECKING, Iterator
 
 from desktop_env.session import NotSupportedError, SetupContext, SetupError
-from desktop_env.configs.browser import cdp_base_url
 from desktop_env.limits import limit
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -24,6 +26,30 @@ logger = logging.getLogger(__name__)
 #: Attempts at loading a web UI's first page (the tool may still be starting).
 GOTO_ATTEMPTS = 10
 GOTO_RETRY_S = 3.0
+
+
+def cdp_base_url(ctx: SetupContext, step: str) -> str:
+    """``http://host:port`` of the VM's Chromium DevTools endpoint as seen from the host.
+
+    Raises:
+        SetupError: no host port is forwarded to it.
+    """
+    if not ctx.cdp_port_host:
+        raise SetupError("no host port is forwarded to the VM's Chromium remote-debugging listener "
+                         "(SetupContext.cdp_port_host is None); start the VM with the CDP port forwarded "
+                         "and run google_chrome_browser first", step=step)
+    return f"http://{ctx.vm_host}:{int(ctx.cdp_port_host)}"
+
+
+def cdp_http(url: str, method: str = "GET", timeout_s: float = 10.0):
+    """Call Chromium's DevTools HTTP endpoint (``/json/list``, ``/json/new?...``): its JSON reply, or text."""
+    req = urllib.request.Request(url, method=method)
+    with urllib.request.urlopen(req, timeout=timeout_s) as resp:  # noqa: S310 - local DevTools endpoint
+        body = resp.read()
+    try:
+        return json.loads(body)
+    except json.JSONDecodeError:
+        return body.decode("utf-8", "replace")
 
 
 def same_host(url: str) -> str:
@@ -100,3 +126,58 @@ def open_page(browser: "Browser", url: str, step: str) -> "Page":
             time.sleep(GOTO_RETRY_S)
     raise SetupError(f"{url} did not load in the VM's Chromium after {GOTO_ATTEMPTS} attempts "
                      f"({last.message.splitlines()[0] if last else 'no reply'}); is the tool started?", step=step)
+
+
+#: The page's text once its document has loaded (0 before): what "rendered" is judged by.
+_RENDERED_TEXT = ("() => document.readyState === 'complete' && document.body "
+                  "? document.body.innerText.trim().length : 0")
+#: A page has rendered when its text has stayed the same length this long (a web UI fills in in bursts).
+RENDER_STABLE_S = 2.0
+RENDER_POLL_S = 0.5
+
+
+def wait_rendered(ctx: SetupContext, urls: list, step: str) -> None:
+    """Wait until the tab of each web page in ``urls`` shows its content: its document has loaded, its
+    body holds text, and that text has stopped changing for ``RENDER_STABLE_S``.
+
+    Under emulation a web UI's page stayed blank 40-70 s after its load event; a task whose setup
+    ended there showed the agent an empty page. Waiting is bounded by the time limit
+    ``setup.page_render`` over all of ``urls``; a page that shows no text by then (a PDF, a download,
+    a page meant to be blank) is logged, not an error, and so is a Chromium the host cannot attach to.
+    """
+    pages = [u for u in urls or [] if isinstance(u, str) and re.match(r"^(https?|file)://", u, re.IGNORECASE)]
+    if not pages or not ctx.cdp_port_host:
+        return
+    try:
+        from playwright.sync_api import Error as PlaywrightError
+    except ImportError:
+        logger.warning("%s: cannot check that the pages rendered without the `playwright` package", step)
+        return
+    started = time.monotonic()
+    deadline = started + limit("setup.page_render")
+    try:
+        with cdp_browser(ctx, step) as browser:
+            for url in pages:
+                if _wait_page(browser, url, deadline, PlaywrightError):
+                    logger.info("%s: %s rendered after %.1f s", step, url, time.monotonic() - started)
+                else:
+                    logger.warning("%s: %s showed no stable text within the time limit setup.page_render "
+                                   "(%g s); the task starts anyway", step, url, limit("setup.page_render"))
+    except SetupError as exc:  # includes NotSupportedError: no playwright, no CDP forward
+        logger.warning("%s: could not check that the pages rendered: %s", step, exc)
+
+
+def _wait_page(browser, url: str, deadline: float, error) -> bool:
+    last, since = -1, time.monotonic()
+    while time.monotonic() < deadline:
+        page = find_page(browser, url)
+        try:
+            length = page.evaluate(_RENDERED_TEXT) if page is not None else 0
+        except error:  # navigating meanwhile (a redirect, a login page)
+            length = 0
+        if length != last:
+            last, since = length, time.monotonic()
+        elif length and time.monotonic() - since >= RENDER_STABLE_S:
+            return True
+        time.sleep(RENDER_POLL_S)
+    return False

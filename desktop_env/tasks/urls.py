@@ -23,8 +23,9 @@ def task_urls(task: "TaskSpec") -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
 
     def scan(table, name: str, fields: dict, where: str) -> None:
-        entry = table.entries.get(name)
-        for spec in entry.host_paths if entry is not None else ():
+        if name not in table:  # (``in`` loads the registry's modules)
+            return
+        for spec in table.get(name).host_paths:
             found.extend((v, dotted) for v, dotted in values_at(fields, spec, where)
                          if isinstance(v, str) and is_remote_url(v))
 

@@ -86,3 +86,20 @@ def test_a_target_url_matches_the_url_a_page_moved_itself_to(env):
     assert "error" not in info, info.get("error")
     _, _, _, _, info = _step(env, {"gui": "wait", "for": {"css": "#spa", "url": URL + "#elsewhere"}, "timeout_s": 5})
     assert "no tab shows" in info["error"], info["error"]
+
+
+LATE_PAGE = "/tmp/rendered-late.html"
+LATE_HTML = ("<!doctype html><title>Late</title><body><script>setTimeout(() => document.body.insertAdjacentHTML("
+             "'beforeend', '<p id=late>Rendered late</p>'), 6000);</script></body>")
+
+
+def test_setup_ends_once_the_page_it_opened_has_rendered_its_content(env):
+    """A page whose content appears 6 s after its load event (as a web UI's under emulation): the task's
+    setup (chrome_open_tabs) returns only once it shows, so the agent's first observation has it."""
+    late = {**TASK, "id": "rendered-late", "config": [
+        {"type": "execute", "parameters": {"command": ["python3", "-c", f"open({LATE_PAGE!r}, 'w').write({LATE_HTML!r})"]}},
+        {"type": "chrome_open_tabs", "parameters": {"urls_to_open": [f"file://{LATE_PAGE}"]}}]}
+    env.reset(options={"task_config": late})
+    _, _, _, _, info = _step(env, {"gui": "wait", "for": {"css": "#late", "url": f"file://{LATE_PAGE}"},
+                                   "timeout_s": 1})
+    assert "error" not in info, info.get("error")
