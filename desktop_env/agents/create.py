@@ -14,8 +14,14 @@ def builtin_agents() -> list[str]:
     return AGENTS.names()
 
 
-def create_agent(model: str, **options: Any) -> Agent:
-    """The agent for ``--model``: a built-in one by name, else a model client (:class:`llm.LLMAgent`).
+#: How a model is driven (``--agent``): prompted for pyautogui code, or through its vendor's computer tool.
+AGENT_KINDS = ("prompted", "computer-use")
+
+
+def create_agent(model: str, agent: str = "prompted", **options: Any) -> Agent:
+    """The agent for ``--model``: a built-in one by name, else a model client: prompted for actions
+    (:class:`llm.LLMAgent`, ``agent="prompted"``) or Anthropic's computer tool
+    (:class:`computer_use.ComputerUseAgent`, ``agent="computer-use"``).
 
     Names within a typo of a built-in agent (e.g. ``orcale``) are refused with a
     did-you-mean rather than sent to a model API.
@@ -25,12 +31,18 @@ def create_agent(model: str, **options: Any) -> Agent:
             (e.g. no API key; the message names the variable).
     """
     names = builtin_agents()
+    if agent not in AGENT_KINDS:
+        raise DesktopEnvError(f"unknown agent kind {agent!r} (known: {', '.join(AGENT_KINDS)})")
     if model in AGENTS:
         return AGENTS[model](**options)
     close = difflib.get_close_matches(model, names, n=1, cutoff=0.7)
     if close:
         raise DesktopEnvError(f"unknown model {model!r}: not a built-in agent ({', '.join(names)}); "
                               f"did you mean {close[0]!r}?")
+    if agent == "computer-use":
+        from desktop_env.agents.computer_use import ComputerUseAgent
+
+        return ComputerUseAgent(model, **options)
     from desktop_env.agents.llm import LLMAgent
 
     return LLMAgent(model, **options)

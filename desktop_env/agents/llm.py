@@ -145,18 +145,26 @@ class AnthropicChatClient(ChatClient):
                                                          "max_tokens": max_tokens},
                            temperature=temperature, top_p=top_p)
         t0 = time.monotonic()
-        try:
-            reply = self.client.messages.create(**kwargs)
-        except self._sdk.APIStatusError as exc:
-            raise ModelAPIError(f"{self.model} at {self.client.base_url}: {exc}", exc.status_code,
-                                exc.status_code in RETRY_STATUSES) from exc
-        except self._sdk.APIConnectionError as exc:
-            raise ModelAPIError(f"{self.model} at {self.client.base_url} unreachable: {exc}", None, True) from exc
+        reply = anthropic_call(self.client, self.model, self.client.messages.create, kwargs)
         latency = time.monotonic() - t0
         text = "".join(getattr(b, "text", "") or "" for b in (getattr(reply, "content", None) or [])
                        if getattr(b, "type", "") == "text")
         usage = getattr(reply, "usage", None)
         return Completion(text, getattr(usage, "input_tokens", None), getattr(usage, "output_tokens", None), latency)
+
+
+def anthropic_call(client, model: str, create: Callable, kwargs: dict):
+    """``create(**kwargs)`` on an ``anthropic`` client, its failures as :class:`ModelAPIError` (retryable
+    or not, with the HTTP status)."""
+    import anthropic
+
+    try:
+        return create(**kwargs)
+    except anthropic.APIStatusError as exc:
+        raise ModelAPIError(f"{model} at {client.base_url}: {exc}", exc.status_code,
+                            exc.status_code in RETRY_STATUSES) from exc
+    except anthropic.APIConnectionError as exc:
+        raise ModelAPIError(f"{model} at {client.base_url} unreachable: {exc}", None, True) from exc
 
 
 def _sampling(create: Callable, kwargs: dict, **params: Any) -> dict:
@@ -211,7 +219,18 @@ def make_client(model: str, base_url: str | None = None, api_key_env: str | None
         ModelAPIError: no key and no base_url (the message names the variable to set).
     """
     anthropic_model = model.startswith("claude")
-    env_name = api_key_env or ("ANTHROPIC_API_KEY" if anthropic_model else "OPENAI_API_KEY")
+    key = api_key_for(model, base_url, api_key_env, "ANTHROPIC_API_KEY" if anthropic_model else "OPENAI_API_KEY")
+    cls = AnthropicChatClient if anthropic_model else OpenAIChatClient
+    return cls(model, api_key=key, base_url=base_url)
+
+
+def api_key_for(model: str, base_url: str | None, api_key_env: str | None, default_env: str) -> str:
+    """The API key in ``api_key_env`` (default ``default_env``); a placeholder with a ``base_url`` and no key.
+
+    Raises:
+        ModelAPIError: no key and no base_url (the message names the variable to set).
+    """
+    env_name = api_key_env or default_env
     key = os.environ.get(env_name)
     if not key:
         if not base_url:
@@ -220,8 +239,7 @@ def make_client(model: str, base_url: str | None = None, api_key_env: str | None
                                 f"--base_url for a local server)")
         log.info("no key in %s: sending a placeholder key to %s", env_name, base_url)
         key = "EMPTY"
-    cls = AnthropicChatClient if anthropic_model else OpenAIChatClient
-    return cls(model, api_key=key, base_url=base_url)
+    return key
 
 
 _WITH_SCREENSHOT = ("screenshot", "screenshot_a11y_tree", "som")

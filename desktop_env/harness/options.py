@@ -56,6 +56,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     agent.add_argument("--model", default="oracle",
                        help=f"built-in agent ({BUILTIN_HELP}) or a model name: claude-* via the Anthropic SDK, "
                             "anything else via the OpenAI SDK (default oracle)")
+    agent.add_argument("--agent", default="prompted", choices=("prompted", "computer-use"),
+                       help="how a model is driven: prompted to answer pyautogui code (default), or computer-use: "
+                            "Anthropic's computer tool, each tool_use run in the VM and answered with the new "
+                            "screenshot (claude-* models; see docs/agents.md)")
+    agent.add_argument("--tool_version", default=None, choices=("computer_20251124", "computer_20250124"),
+                       help="with --agent computer-use: the computer tool version (default computer_20251124, "
+                            "which adds zoom)")
     agent.add_argument("--base_url", default=None,
                        help="API base URL of an OpenAI-compatible server (e.g. http://127.0.0.1:8000/v1) or of an "
                             "Anthropic endpoint; without it the vendor's public API is used")

@@ -11,8 +11,10 @@ class FakeModelAPI:
 
     ``script`` is a list of replies used in order (the last one repeats): a string is the
     model's text; ``{"status": 429}`` / ``{"status": 500}`` answers that HTTP error;
-    ``{"raw": "..."}`` sends that body as is with status 200. Every request body is kept
-    in ``requests`` (decoded JSON) with its path in ``paths``.
+    ``{"raw": "..."}`` sends that body as is with status 200; ``{"content": [blocks], "stop_reason": ...}``
+    is an Anthropic message with those content blocks (``tool_use`` ones for computer use). Every
+    request body is kept in ``requests`` (decoded JSON), its path in ``paths`` and its headers in
+    ``headers``.
     """
 
     def __init__(self, script: list, usage: tuple[int, int] = (1234, 56)):
@@ -20,6 +22,7 @@ class FakeModelAPI:
         self.usage = usage
         self.requests: list[dict] = []
         self.paths: list[str] = []
+        self.headers: list[dict] = []
         self._lock = threading.Lock()
         api = self
 
@@ -32,6 +35,7 @@ class FakeModelAPI:
                 with api._lock:
                     api.requests.append(body)
                     api.paths.append(self.path)
+                    api.headers.append({k.lower(): v for k, v in self.headers.items()})
                     reply = api.script[min(len(api.requests) - 1, len(api.script) - 1)]
                 if isinstance(reply, dict) and "status" in reply:
                     self._send(reply["status"], json.dumps({"error": {"type": "rate_limit_error" if reply["status"] == 429
@@ -46,9 +50,11 @@ class FakeModelAPI:
                                         "message": {"role": "assistant", "content": reply}}],
                            "usage": {"prompt_tokens": api.usage[0], "completion_tokens": api.usage[1],
                                      "total_tokens": sum(api.usage)}}
-                elif self.path.endswith("/messages"):
-                    out = {"id": "msg_1", "type": "message", "role": "assistant", "model": body.get("model"),
-                           "content": [{"type": "text", "text": reply}], "stop_reason": "end_turn",
+                elif self.path.split("?")[0].endswith("/messages"):
+                    blocks = reply["content"] if isinstance(reply, dict) else [{"type": "text", "text": reply}]
+                    stop = reply.get("stop_reason", "tool_use") if isinstance(reply, dict) else "end_turn"
+                    out = {"id": f"msg_{len(api.requests)}", "type": "message", "role": "assistant",
+                           "model": body.get("model"), "content": blocks, "stop_reason": stop,
                            "stop_sequence": None,
                            "usage": {"input_tokens": api.usage[0], "output_tokens": api.usage[1]}}
                 else:
