@@ -22,7 +22,7 @@ from PIL import Image
 
 from desktop_env.actions import KEY_NAMES
 from desktop_env.agents.base import Agent, TurnInfo
-from desktop_env.agents.llm import anthropic_call, api_key_for, call_with_backoff
+from desktop_env.agents.llm import api_key_for, call_with_backoff, sdk_call
 from desktop_env.agents.parsing import ScreenMapping, fit_screen
 from desktop_env.errors import DesktopEnvError
 
@@ -53,6 +53,12 @@ XDOTOOL_KEYS = {"return": "enter", "kp_enter": "enter", "escape": "esc", "prior"
                 "minus": "-", "plus": "+", "equal": "=", "period": ".", "comma": ",", "slash": "/",
                 "backslash": "\\", "semicolon": ";", "apostrophe": "'", "grave": "`", "bracketleft": "[",
                 "bracketright": "]", "kp_add": "add", "kp_subtract": "subtract"}
+
+
+def final_line(text: str) -> str | None:
+    """``DONE`` or ``FAIL`` when that is the last non-empty line of a final answer, else None."""
+    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    return lines[-1].upper() if lines and lines[-1].upper() in ("DONE", "FAIL") else None
 
 
 class InvalidToolUse(ValueError):
@@ -257,8 +263,8 @@ class ComputerUseAgent(Agent):
             log.warning("the model refused to go on: %s", text[:300])
             return text or "(refused)", ["FAIL"]
         if not uses:
-            last = text.splitlines()[-1].strip().upper() if text else ""
-            if last in ("DONE", "FAIL"):
+            last = final_line(text)
+            if last:
                 return text, [last]
             self.last_turn.parse_error = "the model answered without a tool call and without a final DONE or FAIL line"
             return text, []
@@ -335,8 +341,10 @@ class ComputerUseAgent(Agent):
                   "system": SYSTEM.format(w=mapping.model[0], h=mapping.model[1])}
         if self.temperature is not None:
             kwargs["temperature"] = self.temperature
+        import anthropic
+
         t0 = time.monotonic()
-        reply = anthropic_call(self.client, self.model, self.client.beta.messages.create, kwargs)
+        reply = sdk_call(anthropic, self.client, self.model, self.client.beta.messages.create, kwargs)
         usage = getattr(reply, "usage", None)
         content = [b.model_dump(exclude_none=True) for b in reply.content]
         return {"content": content, "stop_reason": reply.stop_reason, "latency_s": time.monotonic() - t0,

@@ -104,13 +104,7 @@ class OpenAIChatClient(ChatClient):
         kwargs = _sampling(self.client.chat.completions.create, {"model": self.model, "messages": wire},
                            max_tokens=max_tokens, temperature=temperature, top_p=top_p)
         t0 = time.monotonic()
-        try:
-            reply = self.client.chat.completions.create(**kwargs)
-        except self._sdk.APIStatusError as exc:
-            raise ModelAPIError(f"{self.model} at {self.client.base_url}: {exc}", exc.status_code,
-                                exc.status_code in RETRY_STATUSES) from exc
-        except self._sdk.APIConnectionError as exc:
-            raise ModelAPIError(f"{self.model} at {self.client.base_url} unreachable: {exc}", None, True) from exc
+        reply = sdk_call(self._sdk, self.client, self.model, self.client.chat.completions.create, kwargs)
         latency = time.monotonic() - t0
         choices = getattr(reply, "choices", None) or []
         text = (choices[0].message.content or "") if choices and choices[0].message else ""
@@ -145,7 +139,7 @@ class AnthropicChatClient(ChatClient):
                                                          "max_tokens": max_tokens},
                            temperature=temperature, top_p=top_p)
         t0 = time.monotonic()
-        reply = anthropic_call(self.client, self.model, self.client.messages.create, kwargs)
+        reply = sdk_call(self._sdk, self.client, self.model, self.client.messages.create, kwargs)
         latency = time.monotonic() - t0
         text = "".join(getattr(b, "text", "") or "" for b in (getattr(reply, "content", None) or [])
                        if getattr(b, "type", "") == "text")
@@ -153,17 +147,15 @@ class AnthropicChatClient(ChatClient):
         return Completion(text, getattr(usage, "input_tokens", None), getattr(usage, "output_tokens", None), latency)
 
 
-def anthropic_call(client, model: str, create: Callable, kwargs: dict):
-    """``create(**kwargs)`` on an ``anthropic`` client, its failures as :class:`ModelAPIError` (retryable
-    or not, with the HTTP status)."""
-    import anthropic
-
+def sdk_call(sdk, client, model: str, create: Callable, kwargs: dict):
+    """``create(**kwargs)`` on a client of ``sdk`` (the ``openai`` or ``anthropic`` module), its failures
+    as :class:`ModelAPIError` (retryable or not, with the HTTP status)."""
     try:
         return create(**kwargs)
-    except anthropic.APIStatusError as exc:
+    except sdk.APIStatusError as exc:
         raise ModelAPIError(f"{model} at {client.base_url}: {exc}", exc.status_code,
                             exc.status_code in RETRY_STATUSES) from exc
-    except anthropic.APIConnectionError as exc:
+    except sdk.APIConnectionError as exc:
         raise ModelAPIError(f"{model} at {client.base_url} unreachable: {exc}", None, True) from exc
 
 

@@ -56,13 +56,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     agent.add_argument("--model", default="oracle",
                        help=f"built-in agent ({BUILTIN_HELP}) or a model name: claude-* via the Anthropic SDK, "
                             "anything else via the OpenAI SDK (default oracle)")
-    agent.add_argument("--agent", default="prompted", choices=("prompted", "computer-use"),
-                       help="how a model is driven: prompted to answer pyautogui code (default), or computer-use: "
-                            "Anthropic's computer tool, each tool_use run in the VM and answered with the new "
-                            "screenshot (claude-* models; see docs/agents.md)")
-    agent.add_argument("--tool_version", default=None, choices=("computer_20251124", "computer_20250124"),
-                       help="with --agent computer-use: the computer tool version (default computer_20251124, "
-                            "which adds zoom)")
+    agent.add_argument("--agent", default="prompted", choices=("prompted", "computer-use", "openai-computer-use"),
+                       help="how a model is driven: prompted to answer pyautogui code (default); computer-use: "
+                            "Anthropic's computer tool (claude-* models); openai-computer-use: the OpenAI Responses "
+                            "API's computer tool (computer-use-preview); see docs/agents.md")
+    agent.add_argument("--tool_version", default=None,
+                       choices=("computer_20251124", "computer_20250124", "computer_use_preview", "computer"),
+                       help="the computer tool: computer_20251124 (default, with zoom) or computer_20250124 with "
+                            "--agent computer-use; computer_use_preview (default) or computer with "
+                            "--agent openai-computer-use")
     agent.add_argument("--base_url", default=None,
                        help="API base URL of an OpenAI-compatible server (e.g. http://127.0.0.1:8000/v1) or of an "
                             "Anthropic endpoint; without it the vendor's public API is used")
@@ -125,6 +127,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         from desktop_env.limits import SCALE_ENV
 
         os.environ[SCALE_ENV] = repr(args.time_scale)  # workers inherit it
+    anthropic_tools, openai_tools = ("computer_20251124", "computer_20250124"), ("computer_use_preview", "computer")
+    if args.tool_version and args.agent == "prompted":
+        p.error("--tool_version goes with --agent computer-use or openai-computer-use")
+    if args.tool_version in (openai_tools if args.agent == "computer-use" else anthropic_tools):
+        p.error(f"--tool_version {args.tool_version} is not a tool of --agent {args.agent} (its tools: "
+                f"{', '.join(anthropic_tools if args.agent == 'computer-use' else openai_tools)})")
     if args.download_mirror is not None:
         from pathlib import Path
 

@@ -12,7 +12,8 @@ class FakeModelAPI:
     ``script`` is a list of replies used in order (the last one repeats): a string is the
     model's text; ``{"status": 429}`` / ``{"status": 500}`` answers that HTTP error;
     ``{"raw": "..."}`` sends that body as is with status 200; ``{"content": [blocks], "stop_reason": ...}``
-    is an Anthropic message with those content blocks (``tool_use`` ones for computer use). Every
+    is an Anthropic message with those content blocks (``tool_use`` ones for computer use);
+    ``{"output": [items]}`` is an OpenAI Responses API response with those output items. Every
     request body is kept in ``requests`` (decoded JSON), its path in ``paths`` and its headers in
     ``headers``.
     """
@@ -57,6 +58,16 @@ class FakeModelAPI:
                            "model": body.get("model"), "content": blocks, "stop_reason": stop,
                            "stop_sequence": None,
                            "usage": {"input_tokens": api.usage[0], "output_tokens": api.usage[1]}}
+                elif self.path.endswith("/responses"):
+                    items = reply["output"] if isinstance(reply, dict) else [
+                        {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+                         "content": [{"type": "output_text", "text": reply, "annotations": []}]}]
+                    out = {"id": f"resp_{len(api.requests)}", "object": "response", "created_at": 0,
+                           "model": body.get("model"), "status": "completed", "output": items,
+                           "parallel_tool_calls": True, "tool_choice": "auto", "tools": body.get("tools", []),
+                           "usage": {"input_tokens": api.usage[0], "output_tokens": api.usage[1],
+                                     "total_tokens": sum(api.usage), "input_tokens_details": {"cached_tokens": 0},
+                                     "output_tokens_details": {"reasoning_tokens": 0}}}
                 else:
                     self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}))
                     return
