@@ -15,14 +15,15 @@ def builtin_agents() -> list[str]:
 
 
 #: How a model is driven (``--agent``): prompted for pyautogui code, or through its vendor's computer tool.
-AGENT_KINDS = ("prompted", "computer-use", "openai-computer-use")
+AGENT_KINDS = ("prompted", "computer-use", "openai-computer-use", "ui-tars", "qwen-vl")
 
 
 def create_agent(model: str, agent: str = "prompted", **options: Any) -> Agent:
     """The agent for ``--model``: a built-in one by name, else a model client: prompted for actions
     (:class:`llm.LLMAgent`, ``agent="prompted"``) or Anthropic's computer tool
     (:class:`computer_use.ComputerUseAgent`, ``agent="computer-use"``) or the OpenAI Responses API's
-    computer tool (:class:`openai_computer.OpenAIComputerAgent`, ``agent="openai-computer-use"``).
+    computer tool (:class:`openai_computer.OpenAIComputerAgent`, ``agent="openai-computer-use"``), or a
+    grounding model's own grammar (:class:`grounding.GroundingAgent`, ``agent="ui-tars"`` or ``"qwen-vl"``).
 
     Names within a typo of a built-in agent (e.g. ``orcale``) are refused with a
     did-you-mean rather than sent to a model API.
@@ -40,6 +41,10 @@ def create_agent(model: str, agent: str = "prompted", **options: Any) -> Agent:
     if close:
         raise DesktopEnvError(f"unknown model {model!r}: not a built-in agent ({', '.join(names)}); "
                               f"did you mean {close[0]!r}?")
+    if agent in ("ui-tars", "qwen-vl"):
+        from desktop_env.agents.grounding import GroundingAgent
+
+        return GroundingAgent(model, grammar=agent, **options)
     if agent == "openai-computer-use":
         from desktop_env.agents.openai_computer import OpenAIComputerAgent
 

@@ -288,7 +288,7 @@ class LLMAgent(Agent):
         shot = obs.get("screenshot")
         image = Image.fromarray(shot) if shot is not None and getattr(shot, "size", 0) else None
         screen = image.size if image is not None else self.model_screen
-        mapping = ScreenMapping(fit_screen(screen, self.model_screen), tuple(screen))
+        mapping = ScreenMapping(self.model_size(tuple(screen)), tuple(screen))
         self.screen_mapping = mapping
         tree = obs.get("accessibility_tree") or ""
         images, a11y, table, centres = [], None, None, None
@@ -304,7 +304,7 @@ class LLMAgent(Agent):
         user = Message("user", turn_text(instruction, a11y, table, obs.get("error") or ""), images)
         past = self.history[-self.max_trajectory_length:] if self.max_trajectory_length else []
         messages = [m for pair in past for m in pair] + [user]
-        system = system_prompt(self.action_space, self.observation_type, mapping.model)
+        system = self.system_text(mapping)
         completion = call_with_backoff(
             lambda: self.client.complete(system, messages, self.temperature, self.top_p, self.max_tokens),
             attempts=self.api_attempts, base_s=self.api_backoff_s)
@@ -312,12 +312,29 @@ class LLMAgent(Agent):
                                   latency_s=round(completion.latency_s, 3))
         self.history.append((user, Message("assistant", completion.text)))
         try:
-            actions = extract_actions(completion.text, self.action_space, mapping.model, centres)
+            actions = self.actions_from(completion.text, mapping, centres)
         except ParseError as exc:
             log.warning("could not parse the model's reply: %s", exc)
             self.last_turn.parse_error = str(exc)
             return completion.text, []
-        return completion.text, [map_action(a, mapping) for a in actions]
+        return completion.text, actions
+
+    # -- what a subclass speaking another action grammar changes ---------------------------------
+    def model_size(self, screen: tuple[int, int]) -> tuple[int, int]:
+        """The size of the screenshot the model is shown for a ``screen`` sized screen."""
+        return fit_screen(screen, self.model_screen)
+
+    def system_text(self, mapping: ScreenMapping) -> str:
+        """The system prompt: what the model sees and how it answers."""
+        return system_prompt(self.action_space, self.observation_type, mapping.model)
+
+    def actions_from(self, text: str, mapping: ScreenMapping, centres: dict | None) -> list:
+        """The env actions (real screen coordinates) a reply asks for.
+
+        Raises:
+            ParseError: the reply holds no usable action.
+        """
+        return [map_action(a, mapping) for a in extract_actions(text, self.action_space, mapping.model, centres)]
 
 
 def _png(image: Image.Image, size: tuple[int, int]) -> bytes:

@@ -56,10 +56,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     agent.add_argument("--model", default="oracle",
                        help=f"built-in agent ({BUILTIN_HELP}) or a model name: claude-* via the Anthropic SDK, "
                             "anything else via the OpenAI SDK (default oracle)")
-    agent.add_argument("--agent", default="prompted", choices=("prompted", "computer-use", "openai-computer-use"),
+    agent.add_argument("--agent", default="prompted",
+                       choices=("prompted", "computer-use", "openai-computer-use", "ui-tars", "qwen-vl"),
                        help="how a model is driven: prompted to answer pyautogui code (default); computer-use: "
                             "Anthropic's computer tool (claude-* models); openai-computer-use: the OpenAI Responses "
-                            "API's computer tool (computer-use-preview); see docs/agents.md")
+                            "API's computer tool (computer-use-preview); ui-tars / qwen-vl: a grounding model's own "
+                            "action grammar over an OpenAI-compatible --base_url; see docs/agents.md")
+    agent.add_argument("--coords", default=None, choices=("grid1000", "pixels"),
+                       help="with --agent ui-tars: points on a 0-1000 grid (default) or in pixels of the screenshot")
     agent.add_argument("--tool_version", default=None,
                        choices=("computer_20251124", "computer_20250124", "computer_use_preview", "computer"),
                        help="the computer tool: computer_20251124 (default, with zoom) or computer_20250124 with "
@@ -128,7 +132,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
         os.environ[SCALE_ENV] = repr(args.time_scale)  # workers inherit it
     anthropic_tools, openai_tools = ("computer_20251124", "computer_20250124"), ("computer_use_preview", "computer")
-    if args.tool_version and args.agent == "prompted":
+    if args.coords and args.agent != "ui-tars":
+        p.error("--coords goes with --agent ui-tars")
+    if args.tool_version and args.agent in ("prompted", "ui-tars", "qwen-vl"):
         p.error("--tool_version goes with --agent computer-use or openai-computer-use")
     if args.tool_version in (openai_tools if args.agent == "computer-use" else anthropic_tools):
         p.error(f"--tool_version {args.tool_version} is not a tool of --agent {args.agent} (its tools: "

@@ -26,7 +26,8 @@ def agent_options(args) -> dict:
                 temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens,
                 model_screen=args.model_screen_size, base_url=args.base_url, api_key_env=args.api_key_env,
                 seed=args.seed, agent=getattr(args, "agent", "prompted"),
-                **({"tool_version": args.tool_version} if getattr(args, "tool_version", None) else {}))
+                **({"tool_version": args.tool_version} if getattr(args, "tool_version", None) else {}),
+                **({"coords": args.coords} if getattr(args, "coords", None) else {}))
 
 
 def worker(args, jobs, results) -> None:
