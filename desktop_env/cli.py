@@ -246,7 +246,8 @@ def build_parser() -> argparse.ArgumentParser:
     rm.add_argument("images", nargs="+")
     rm.set_defaults(func=cmd_image_rm)
 
-    for module in ("desktop_env.cli_vm", "desktop_env.cli_tasks", "desktop_env.cli_mirror", "desktop_env.report.cli",
+    for module in ("desktop_env.cli_vm", "desktop_env.cli_tasks", "desktop_env.cli_mirror", "desktop_env.cli_mcp",
+                   "desktop_env.report.cli",
                    "desktop_env.rag.cli"):
         try:
             mod = __import__(module, fromlist=["register"])
