@@ -22,7 +22,7 @@ from PIL import Image
 
 from desktop_env.actions import KEY_NAMES
 from desktop_env.agents.base import Agent, TurnInfo
-from desktop_env.agents.llm import api_key_for, call_with_backoff, sdk_call
+from desktop_env.agents.llm import api_key_for, call_with_backoff, sampling_kwargs, sdk_call
 from desktop_env.agents.parsing import ScreenMapping, fit_screen
 from desktop_env.errors import DesktopEnvError
 
@@ -339,8 +339,7 @@ class ComputerUseAgent(Agent):
         kwargs = {"model": self.model, "max_tokens": self.max_tokens, "messages": self.messages, "tools": [tool],
                   "betas": [TOOL_VERSIONS[self.tool_version]],
                   "system": SYSTEM.format(w=mapping.model[0], h=mapping.model[1])}
-        if self.temperature is not None:
-            kwargs["temperature"] = self.temperature
+        kwargs = sampling_kwargs(self.client.beta.messages.create, kwargs, temperature=self.temperature)
         import anthropic
 
         t0 = time.monotonic()

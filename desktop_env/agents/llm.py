@@ -101,7 +101,7 @@ class OpenAIChatClient(ChatClient):
             content += [{"type": "image_url", "image_url": {"url": "data:image/png;base64," + self._b64(png)}}
                         for png in m.images]
             wire.append({"role": "user", "content": content})
-        kwargs = _sampling(self.client.chat.completions.create, {"model": self.model, "messages": wire},
+        kwargs = sampling_kwargs(self.client.chat.completions.create, {"model": self.model, "messages": wire},
                            max_tokens=max_tokens, temperature=temperature, top_p=top_p)
         t0 = time.monotonic()
         reply = sdk_call(self._sdk, self.client, self.model, self.client.chat.completions.create, kwargs)
@@ -135,7 +135,7 @@ class AnthropicChatClient(ChatClient):
                                                                 "data": self._b64(png)}} for png in m.images]
             content.append({"type": "text", "text": m.text})
             wire.append({"role": "user", "content": content})
-        kwargs = _sampling(self.client.messages.create, {"model": self.model, "system": system, "messages": wire,
+        kwargs = sampling_kwargs(self.client.messages.create, {"model": self.model, "system": system, "messages": wire,
                                                          "max_tokens": max_tokens},
                            temperature=temperature, top_p=top_p)
         t0 = time.monotonic()
@@ -159,7 +159,7 @@ def sdk_call(sdk, client, model: str, create: Callable, kwargs: dict):
         raise ModelAPIError(f"{model} at {client.base_url} unreachable: {exc}", None, True) from exc
 
 
-def _sampling(create: Callable, kwargs: dict, **params: Any) -> dict:
+def sampling_kwargs(create: Callable, kwargs: dict, **params: Any) -> dict:
     """``kwargs`` plus the non-None ``params``: as keywords where the SDK method takes them, else in
     ``extra_body`` (SDK releases drop typed sampling keywords while the wire API still takes them)."""
     accepted = inspect.signature(create).parameters

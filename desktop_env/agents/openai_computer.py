@@ -23,7 +23,7 @@ from PIL import Image
 from desktop_env.actions import KEY_NAMES
 from desktop_env.agents.base import Agent, TurnInfo
 from desktop_env.agents.computer_use import NUDGE, SYSTEM, InvalidToolUse, final_line
-from desktop_env.agents.llm import api_key_for, call_with_backoff, sdk_call
+from desktop_env.agents.llm import api_key_for, call_with_backoff, sampling_kwargs, sdk_call
 from desktop_env.agents.parsing import ScreenMapping, fit_screen
 from desktop_env.errors import DesktopEnvError
 
@@ -242,10 +242,8 @@ class OpenAIComputerAgent(Agent):
                   "instructions": SYSTEM.format(w=mapping.model[0], h=mapping.model[1])}
         if self.previous_id:
             kwargs["previous_response_id"] = self.previous_id
-        if self.max_tokens is not None:
-            kwargs["max_output_tokens"] = self.max_tokens
-        if self.temperature is not None:
-            kwargs["temperature"] = self.temperature
+        kwargs = sampling_kwargs(self.client.responses.create, kwargs, max_output_tokens=self.max_tokens,
+                                 temperature=self.temperature)
         return sdk_call(openai, self.client, self.model, self.client.responses.create, kwargs)
 
 

@@ -111,9 +111,10 @@ def test_a_refusal_ends_the_episode_with_fail_and_an_answer_without_a_final_line
 
 def test_a_rate_limit_is_retried(obs):
     with FakeModelAPI([{"status": 429}, reply(use(1, "mouse_move", coordinate=[100, 100]))]) as api:
-        agent = agent_for(api)
+        agent = agent_for(api, temperature=0.3, max_tokens=500)  # as run.py passes them
         assert agent.predict("Move", obs)[1] == ["pyautogui.moveTo(150, 150)"]
     assert len(api.requests) == 2
+    assert api.requests[1]["temperature"] == 0.3 and api.requests[1]["max_tokens"] == 500
 
 
 def test_older_screenshots_are_replaced_by_text_and_zoom_returns_the_region(obs):

@@ -88,9 +88,10 @@ def test_an_invalid_action_is_reported_in_the_next_input_and_a_refusal_fails(obs
 
 def test_a_rate_limit_is_retried_and_the_ga_tool_is_sent(obs):
     with FakeModelAPI([{"status": 429}, call(1, {"type": "wait"})]) as api:
-        agent = agent_for(api, tool_version="computer")
+        agent = agent_for(api, tool_version="computer", temperature=0.3, max_tokens=500)  # as run.py passes them
         assert agent.predict("Wait", obs)[1] == [{"action_type": "WAIT", "seconds": 2.0}]
     assert len(api.requests) == 2 and api.requests[1]["tools"] == [{"type": "computer"}]
+    assert api.requests[1]["temperature"] == 0.3 and api.requests[1]["max_output_tokens"] == 500
 
 
 def test_actions_map_from_the_screenshot_to_the_screen():
