@@ -107,3 +107,13 @@ def test_qwen_vl_actions():
     with pytest.raises(Exception, match="off the 1288x728 screenshot"):
         qwen_actions('<tool_call>{"name": "computer_use", "arguments": {"action": "left_click", '
                      '"coordinate": [2000, 1]}}</tool_call>', m)
+
+
+def test_a_rate_limit_is_retried_and_an_invalid_action_is_a_parse_error_turn():
+    script = [{"status": 429}, "Action: click(start_box='(2000,10)')", "Action: wait()"]
+    with FakeModelAPI(script) as api:
+        agent = agent_for(api, "ui-tars")
+        obs = obs_of()
+        assert agent.predict("Click", obs)[1] == [] and "off the 0-1000 grid" in agent.last_turn.parse_error
+        assert agent.predict("Click", obs)[1] == [{"action_type": "WAIT", "seconds": 5.0}]
+    assert len(api.requests) == 3  # the 429 was asked again
