@@ -72,7 +72,8 @@ def save_gold(wb, path: Path, values: dict[str, float]) -> None:
     sheet = "xl/worksheets/sheet1.xml"
     xml = src.read(sheet).decode("utf-8")
     for coord, value in values.items():
-        pattern = re.compile(rf'(<c r="{coord}"[^>]*><f>[^<]*</f>)<v\s*/>')
+        # an empty cached value: <v/> from openpyxl's own writer, <v></v> when it writes through lxml
+        pattern = re.compile(rf'(<c r="{coord}"[^>]*><f>[^<]*</f>)(?:<v\s*/>|<v>\s*</v>)')
         xml, n = pattern.subn(lambda m: f"{m.group(1)}<v>{value!r}</v>", xml)
         if n != 1:
             raise ValueError(f"{coord} is not a formula cell of the first sheet")
