@@ -13,7 +13,6 @@ its last line ``DONE`` or ``FAIL`` is the env's DONE or FAIL (nothing else in th
 from __future__ import annotations
 
 import base64
-import io
 import logging
 import time
 from typing import Any
@@ -22,7 +21,7 @@ from PIL import Image
 
 from desktop_env.actions import KEY_NAMES
 from desktop_env.agents.base import Agent, TurnInfo
-from desktop_env.agents.llm import api_key_for, call_with_backoff, sampling_kwargs, sdk_call
+from desktop_env.agents.llm import api_key_for, call_with_backoff, png_at, sampling_kwargs, sdk_call
 from desktop_env.agents.parsing import ScreenMapping, fit_screen
 from desktop_env.errors import DesktopEnvError
 
@@ -238,11 +237,8 @@ class ComputerUseAgent(Agent):
         self.last_turn = TurnInfo()
 
     def predict(self, instruction: str, obs: dict) -> tuple[str, list]:
-        shot = obs.get("screenshot")
-        if shot is None or not getattr(shot, "size", 0):
-            raise DesktopEnvError("the computer-use agent needs the screenshot in the observation")
-        image = Image.fromarray(shot)
-        self.screen_mapping = mapping = ScreenMapping(fit_screen(image.size, self.model_screen), image.size)
+        image, mapping = screen_image(obs, self.model_screen)
+        self.screen_mapping = mapping
         translator = ToolTranslator(mapping, self.tool_version)
         if not self.messages:
             content = [{"type": "text", "text": instruction}, _image_block(image, mapping.model)]
@@ -350,10 +346,19 @@ class ComputerUseAgent(Agent):
                 "tokens_in": getattr(usage, "input_tokens", None), "tokens_out": getattr(usage, "output_tokens", None)}
 
 
+def screen_image(obs: dict, model_screen: tuple[int, int]) -> tuple[Image.Image, ScreenMapping]:
+    """The observation's screenshot and its mapping to the model's screen (fitted into ``model_screen``).
+
+    Raises:
+        DesktopEnvError: the observation has no screenshot.
+    """
+    shot = obs.get("screenshot")
+    if shot is None or not getattr(shot, "size", 0):
+        raise DesktopEnvError("the computer-use agent needs the screenshot in the observation")
+    image = Image.fromarray(shot)
+    return image, ScreenMapping(fit_screen(image.size, model_screen), image.size)
+
+
 def _image_block(image: Image.Image, size: tuple[int, int]) -> dict:
-    if tuple(image.size) != tuple(size):
-        image = image.resize(tuple(size), Image.LANCZOS)
-    buf = io.BytesIO()
-    image.save(buf, format="PNG")
     return {"type": "image", "source": {"type": "base64", "media_type": "image/png",
-                                        "data": base64.b64encode(buf.getvalue()).decode("ascii")}}
+                                        "data": base64.b64encode(png_at(image, size)).decode("ascii")}}

@@ -298,7 +298,7 @@ class LLMAgent(Agent):
             marks = draw_marks(image, tree, mapping, self.a11y_tree_max_tokens)
             images, table, centres = [marks.png], marks.table, marks.centres
         elif self.observation_type in _WITH_SCREENSHOT and image is not None:
-            images = [_png(image, mapping.model)]
+            images = [png_at(image, mapping.model)]
         if self.observation_type in _WITH_TREE:
             a11y = a11y_text(tree, mapping.screen, self.a11y_tree_max_tokens, mapping)
         user = Message("user", turn_text(instruction, a11y, table, obs.get("error") or ""), images)
@@ -337,7 +337,8 @@ class LLMAgent(Agent):
         return [map_action(a, mapping) for a in extract_actions(text, self.action_space, mapping.model, centres)]
 
 
-def _png(image: Image.Image, size: tuple[int, int]) -> bytes:
+def png_at(image: Image.Image, size: tuple[int, int]) -> bytes:
+    """``image`` as PNG bytes at ``size`` (resized when it differs)."""
     if tuple(image.size) != tuple(size):
         image = image.resize(tuple(size), Image.LANCZOS)
     buf = io.BytesIO()

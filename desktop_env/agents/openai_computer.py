@@ -13,18 +13,16 @@ last line, ``DONE`` or ``FAIL``; a refusal ends it as FAIL.
 from __future__ import annotations
 
 import base64
-import io
 import logging
 import time
 from typing import Any
 
-from PIL import Image
 
 from desktop_env.actions import KEY_NAMES
 from desktop_env.agents.base import Agent, TurnInfo
-from desktop_env.agents.computer_use import NUDGE, SYSTEM, InvalidToolUse, final_line
-from desktop_env.agents.llm import api_key_for, call_with_backoff, sampling_kwargs, sdk_call
-from desktop_env.agents.parsing import ScreenMapping, fit_screen
+from desktop_env.agents.computer_use import NUDGE, SYSTEM, InvalidToolUse, final_line, screen_image
+from desktop_env.agents.llm import api_key_for, call_with_backoff, png_at, sampling_kwargs, sdk_call
+from desktop_env.agents.parsing import ScreenMapping
 from desktop_env.errors import DesktopEnvError
 
 log = logging.getLogger(__name__)
@@ -167,12 +165,9 @@ class OpenAIComputerAgent(Agent):
         self.last_turn = TurnInfo()
 
     def predict(self, instruction: str, obs: dict) -> tuple[str, list]:
-        shot = obs.get("screenshot")
-        if shot is None or not getattr(shot, "size", 0):
-            raise DesktopEnvError("the computer-use agent needs the screenshot in the observation")
-        image = Image.fromarray(shot)
-        self.screen_mapping = mapping = ScreenMapping(fit_screen(image.size, self.model_screen), image.size)
-        url = _data_url(image, mapping.model)
+        image, mapping = screen_image(obs, self.model_screen)
+        self.screen_mapping = mapping
+        url = "data:image/png;base64," + base64.b64encode(png_at(image, mapping.model)).decode("ascii")
         if not self.started:
             items: list[dict] = [{"role": "user", "content": [{"type": "input_text", "text": instruction},
                                                               {"type": "input_image", "image_url": url}]}]
@@ -245,11 +240,3 @@ class OpenAIComputerAgent(Agent):
         kwargs = sampling_kwargs(self.client.responses.create, kwargs, max_output_tokens=self.max_tokens,
                                  temperature=self.temperature)
         return sdk_call(openai, self.client, self.model, self.client.responses.create, kwargs)
-
-
-def _data_url(image: Image.Image, size: tuple[int, int]) -> str:
-    if tuple(image.size) != tuple(size):
-        image = image.resize(tuple(size), Image.LANCZOS)
-    buf = io.BytesIO()
-    image.save(buf, format="PNG")
-    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
