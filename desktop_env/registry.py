@@ -42,6 +42,8 @@ BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
         "desktop_env.evaluators.metrics.csv_files",
         "desktop_env.evaluators.metrics.database",
         "desktop_env.evaluators.metrics.general",
+        "desktop_env.evaluators.metrics.gimp",
+        "desktop_env.evaluators.metrics.gimp_files",
         "desktop_env.evaluators.metrics.images",
         "desktop_env.evaluators.metrics.notebook",
         "desktop_env.evaluators.metrics.snowflake",
