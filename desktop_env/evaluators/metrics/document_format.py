@@ -1,0 +1,368 @@
+"""Document formatting metrics: line spacing, alignment, tab stops, fonts, sub- and superscript, italics,
+strike-through, page numbers and breaks, word colours and highlighting in Writer documents.
+
+How documents and their formatting are read (styles, defaults, what an unreadable file scores):
+``document_files``.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import re
+from typing import Any, Callable
+
+from lxml import etree
+
+from desktop_env.evaluators.metrics.document_files import (
+    DSTRIKE, ITALIC, JC, SIZE, STRIKE, VERT_ALIGN, Docx, color, highlight, is_int, is_number, onoff, open_document,
+    open_pair, options_check, rule_field, same_text, table_grids, w_tag)
+from desktop_env.evaluators.metrics.utils import MetricError
+from desktop_env.registry import METRICS
+
+logger = logging.getLogger(__name__)
+
+
+# =========================================================================== paragraph formatting
+@METRICS.register()
+def compare_line_spacing(result: Any, expected: Any) -> float:
+    """1 when the result has the expected text and every paragraph the expected paragraph's line spacing
+    (as shown: the paragraph's own, its style's, or the document's default; unset is single)."""
+    result_doc, gold_doc = open_pair(result, expected, ("docx",))
+    if result_doc is None or not same_text(result_doc, gold_doc):
+        return 0.0
+    got, want = result_doc.paragraphs(), gold_doc.paragraphs()
+    if len(got) != len(want):
+        logger.info("paragraph counts differ: %d vs %d", len(got), len(want))
+        return 0.0
+    for i, (pg, pw) in enumerate(zip(got, want)):
+        sg, sw = result_doc.line_spacing(pg), gold_doc.line_spacing(pw)
+        if sg != sw:
+            logger.info("paragraph %d (%r): line spacing %s vs %s", i, result_doc.text(pg)[:60], sg, sw)
+            return 0.0
+    return 1.0
+
+
+@METRICS.register()
+def is_first_line_centered(result: Any, expected: Any = None) -> float:
+    """1 when the document's first paragraph with text is centred (its own alignment, else its style's)."""
+    doc = open_document(result, "result", ("docx",))
+    if doc is None:
+        return 0.0
+    first = next((p for p in doc.paragraphs() if doc.text(p).strip()), None)
+    if first is None:
+        logger.info("the document has no text")
+        return 0.0
+    align = doc.para_prop(first, JC)
+    logger.info("first line %r: alignment %s", doc.text(first)[:60], align)
+    return float(align == "center")
+
+
+@METRICS.register(check=options_check(word_number_split_by_tabstop=is_int(0, none_ok=True), index=is_int(0)))
+def check_tabstops(result: Any, expected: Any, word_number_split_by_tabstop: int | None = None,
+                   index: int = 0) -> float:
+    """How well the non-blank paragraphs' tab stops match the expected ones, 0..1.
+
+    The two documents must have as many non-blank paragraphs, each pair the same number of stops (left stops
+    at 0 aside) with the same alignments, else 0. The score is 1 less the mean over the paragraphs of the
+    summed distance between paired stops over the text width (the expected page's width less its margins).
+
+    Args:
+        word_number_split_by_tabstop: when set, the ``index``-th tab-separated part of every non-blank
+            result paragraph must hold exactly this many words, else 0.
+        index: which part (from 0) of each paragraph, cut at its tabs, holds those words.
+    """
+    result_doc, gold_doc = open_pair(result, expected, ("docx",))
+    if result_doc is None:
+        return 0.0
+    got = [p for p in result_doc.paragraphs() if result_doc.text(p).strip()]
+    want = [p for p in gold_doc.paragraphs() if gold_doc.text(p).strip()]
+    if len(got) != len(want) or not got:
+        logger.info("non-blank paragraph counts: %d vs %d", len(got), len(want))
+        return 0.0
+    if word_number_split_by_tabstop is not None:
+        for p in got:
+            parts = result_doc.text(p).split("\t")
+            words = parts[index].split() if index < len(parts) else []
+            if len(words) != word_number_split_by_tabstop:
+                logger.info("paragraph %r: part %d has %d words, not %d", result_doc.text(p)[:60], index,
+                            len(words), word_number_split_by_tabstop)
+                return 0.0
+    section = gold_doc.doc.sections[0]
+    dims = [section.page_width, section.left_margin, section.right_margin]
+    width = dims[0].twips - dims[1].twips - dims[2].twips if all(d is not None for d in dims) else 0
+    width = width if width > 0 else 12240 - 2 * 1440  # Letter with 1-inch margins when the page is unset
+    missed = 0.0
+    for pg, pw in zip(got, want):
+        tg, tw = result_doc.tab_stops(pg), gold_doc.tab_stops(pw)
+        if len(tg) != len(tw) or any(a[1] != b[1] for a, b in zip(tg, tw)):
+            logger.info("paragraph %r: tab stops %s vs %s", result_doc.text(pg)[:60], tg, tw)
+            return 0.0
+        missed += sum(abs(a[0] - b[0]) for a, b in zip(tg, tw)) / width
+    return max(0.0, 1.0 - missed / len(got))
+
+
+# =========================================================================== run formatting
+@METRICS.register()
+def compare_font_names(result: Any, expected: Any) -> float:
+    """1 when every run with text in the body's paragraphs shows in the font ``expected["font_name"]``."""
+    want = rule_field(expected, "font_name", "compare_font_names")
+    doc = open_document(result, "result", ("docx",))
+    if doc is None:
+        return 0.0
+    for p in doc.paragraphs():
+        for r in doc.runs(p):
+            if not r.text:
+                continue
+            font = doc.run_prop(p, r, doc.font)
+            if font != want:
+                logger.info("run %r is in %r, not %r", r.text[:60], font, want)
+                return 0.0
+    return 1.0
+
+
+def _positions(doc: Docx, test: Callable[[etree._Element, etree._Element], bool],
+               skip_blank: bool = False) -> set[tuple[int, int]]:
+    """(paragraph index, character offset) of every body character whose run passes ``test(p, r)``."""
+    out = set()
+    for i, p in enumerate(doc.paragraphs()):
+        for j, (ch, r) in enumerate(doc.chars(p)):
+            if not (skip_blank and ch.isspace()) and test(p, r):
+                out.add((i, j))
+    return out
+
+
+@METRICS.register()
+def compare_subscript_contains(result: Any, expected: Any) -> float:
+    """1 when some character is subscript in both documents at the same place (same paragraph, same offset)."""
+    result_doc, gold_doc = open_pair(result, expected, ("docx",))
+    if result_doc is None:
+        return 0.0
+
+    def sub(doc):
+        return _positions(doc, lambda p, r: doc.run_prop(p, r, VERT_ALIGN) == "subscript")
+    got, want = sub(result_doc), sub(gold_doc)
+    logger.info("subscript characters: %d in the result, %d expected, %d shared", len(got), len(want),
+                len(got & want))
+    return float(bool(got & want))
+
+
+@METRICS.register()
+def check_italic_font_size_14(result: Any, expected: Any) -> float:
+    """1 when the result has the expected text, the same characters in italics (whitespace aside), and every
+    italic character is 14 pt."""
+    result_doc, gold_doc = open_pair(result, expected, ("docx",))
+    if result_doc is None or not same_text(result_doc, gold_doc):
+        return 0.0
+
+    def italic(doc):
+        return _positions(doc, lambda p, r: bool(doc.run_prop(p, r, ITALIC)), skip_blank=True)
+    got = italic(result_doc)
+    if got != italic(gold_doc):
+        logger.info("the italic text differs from the expected document's")
+        return 0.0
+    for i, p in enumerate(result_doc.paragraphs()):
+        for j, (_, r) in enumerate(result_doc.chars(p)):
+            if (i, j) in got:
+                size = result_doc.run_prop(p, r, SIZE)
+                if size != 14:
+                    logger.info("italic run %r is %s pt", r.text[:60], size)
+                    return 0.0
+    return 1.0
+
+
+@METRICS.register()
+def evaluate_strike_through_last_paragraph(result: Any, expected: Any) -> float:
+    """1 when the result has the expected text and every word of its last paragraph with text is struck
+    through (single or double)."""
+    result_doc, gold_doc = open_pair(result, expected, ("docx",))
+    if result_doc is None or not same_text(result_doc, gold_doc):
+        return 0.0
+    last = next((p for p in reversed(result_doc.paragraphs()) if result_doc.text(p).strip()), None)
+    if last is None:
+        return 0.0
+    for r in result_doc.runs(last):
+        if r.text.strip() and not (result_doc.run_prop(last, r, STRIKE) or result_doc.run_prop(last, r, DSTRIKE)):
+            logger.info("run %r of the last paragraph is not struck through", r.text[:60])
+            return 0.0
+    return 1.0
+
+
+@METRICS.register()
+def has_page_numbers_in_footers(result: Any, expected: Any = None) -> float:
+    """1 when every page shows a page number in its footer: each section's footer (and its first-page and
+    even-page footers where the document uses them) holds a PAGE field."""
+    doc = open_document(result, "result", ("docx",))
+    if doc is None:
+        return 0.0
+    even_pages = bool(doc.doc.settings.odd_and_even_pages_header_footer)
+    for n, section in enumerate(doc.doc.sections):
+        footers = [("default", section.footer)]
+        if section.different_first_page_header_footer:
+            footers.append(("first-page", section.first_page_footer))
+        if even_pages:
+            footers.append(("even-page", section.even_page_footer))
+        for kind, footer in footers:
+            # a footer linked to the previous section's shows that one (python-docx follows the link; a
+            # document with no such footer at all gets an empty one, in memory only)
+            if not _has_page_field(footer.part.element):
+                logger.info("the %s footer of section %d shows no page number", kind, n + 1)
+                return 0.0
+    return 1.0
+
+
+_PAGE_FIELD = re.compile(r"(?<![A-Za-z])PAGE(?![A-Za-z])")
+
+
+def _has_page_field(footer: etree._Element | None) -> bool:
+    if footer is None:
+        return False
+    if any(_PAGE_FIELD.match(f.get(w_tag("instr"), "").strip()) for f in footer.iter(w_tag("fldSimple"))):
+        return True
+    return any(_PAGE_FIELD.match((t.text or "").strip()) for t in footer.iter(w_tag("instrText")))
+
+
+@METRICS.register()
+def contains_page_break(result: Any, expected: Any = None) -> float:
+    """1 when the body has a page break: a page break character or a paragraph set to start a new page.
+
+    ``expected`` may be the rule ``{"page_break_count": N}``: then there must be exactly N.
+    """
+    want = expected.get("page_break_count") if isinstance(expected, dict) else None
+    if want is not None and (isinstance(want, bool) or not isinstance(want, int) or want < 0):
+        raise MetricError(f"contains_page_break: page_break_count must be a whole number >= 0, got {want!r}")
+    doc = open_document(result, "result", ("docx",))
+    if doc is None:
+        return 0.0
+    count = 0
+    for p in doc.paragraphs():
+        for r in doc.runs(p):
+            count += sum(1 for br in r.iterchildren(w_tag("br")) if br.get(w_tag("type")) == "page")
+        ppr = p.find(w_tag("pPr"))
+        if ppr is not None and onoff("pageBreakBefore")(ppr):
+            count += 1
+    logger.info("page breaks: %d%s", count, "" if want is None else f" (expected {want})")
+    return float(count == want if want is not None else count > 0)
+
+
+# =========================================================================== colours and highlights
+def _srgb_to_lab(rgb: tuple[int, int, int]) -> tuple[float, float, float]:
+    """CIE L*a*b* (D65, 2-degree observer) of an 8-bit sRGB colour."""
+    def linear(c: float) -> float:
+        c /= 255.0
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+    r, g, b = (linear(c) for c in rgb)
+    x = (0.412453 * r + 0.357580 * g + 0.180423 * b) / 0.95047
+    y = 0.212671 * r + 0.715160 * g + 0.072169 * b
+    z = (0.019334 * r + 0.119193 * g + 0.950227 * b) / 1.08883
+
+    def f(t: float) -> float:
+        return t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116
+    fx, fy, fz = f(x), f(y), f(z)
+    return 116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz)
+
+
+def delta_e_2000(lab1: tuple[float, float, float], lab2: tuple[float, float, float]) -> float:
+    """The CIEDE2000 colour difference of two L*a*b* colours (kL = kC = kH = 1)."""
+    l1, a1, b1 = lab1
+    l2, a2, b2 = lab2
+    c_bar = (math.hypot(a1, b1) + math.hypot(a2, b2)) / 2
+    g = 0.5 * (1 - math.sqrt(c_bar ** 7 / (c_bar ** 7 + 25 ** 7)))
+    a1p, a2p = (1 + g) * a1, (1 + g) * a2
+    c1p, c2p = math.hypot(a1p, b1), math.hypot(a2p, b2)
+    h1p = math.degrees(math.atan2(b1, a1p)) % 360 if c1p else 0.0
+    h2p = math.degrees(math.atan2(b2, a2p)) % 360 if c2p else 0.0
+    dl, dc = l2 - l1, c2p - c1p
+    if c1p * c2p == 0:
+        dh = 0.0
+    elif abs(h2p - h1p) <= 180:
+        dh = h2p - h1p
+    else:
+        dh = h2p - h1p - 360 if h2p > h1p else h2p - h1p + 360
+    d_hue = 2 * math.sqrt(c1p * c2p) * math.sin(math.radians(dh / 2))
+    l_bar, cp_bar = (l1 + l2) / 2, (c1p + c2p) / 2
+    if c1p * c2p == 0:
+        h_bar = h1p + h2p
+    elif abs(h1p - h2p) <= 180:
+        h_bar = (h1p + h2p) / 2
+    else:
+        h_bar = (h1p + h2p + 360) / 2 if h1p + h2p < 360 else (h1p + h2p - 360) / 2
+    t = (1 - 0.17 * math.cos(math.radians(h_bar - 30)) + 0.24 * math.cos(math.radians(2 * h_bar))
+         + 0.32 * math.cos(math.radians(3 * h_bar + 6)) - 0.20 * math.cos(math.radians(4 * h_bar - 63)))
+    s_l = 1 + 0.015 * (l_bar - 50) ** 2 / math.sqrt(20 + (l_bar - 50) ** 2)
+    s_c = 1 + 0.045 * cp_bar
+    s_h = 1 + 0.015 * cp_bar * t
+    d_theta = 30 * math.exp(-(((h_bar - 275) / 25) ** 2))
+    r_t = -2 * math.sqrt(cp_bar ** 7 / (cp_bar ** 7 + 25 ** 7)) * math.sin(math.radians(2 * d_theta))
+    return math.sqrt((dl / s_l) ** 2 + (dc / s_c) ** 2 + (d_hue / s_h) ** 2 + r_t * (dc / s_c) * (d_hue / s_h))
+
+
+def _hex_rgb(value: str | None) -> tuple[int, int, int] | None:
+    if not value or not re.fullmatch(r"[0-9A-Fa-f]{6}", value):
+        return None
+    return int(value[0:2], 16), int(value[2:4], 16), int(value[4:6], 16)
+
+
+_RED, _BLUE = _srgb_to_lab((255, 0, 0)), _srgb_to_lab((0, 0, 255))
+
+
+@METRICS.register(check=options_check(threshold=is_number(0, 100)))
+def evaluate_colored_words_in_tables(result: Any, expected: Any, threshold: float = 3.5) -> float:
+    """1 when the result has the expected text (body and tables) and, in its tables, every word starting with
+    a vowel (a e i o u) is red and every other word blue.
+
+    A word is a whitespace-separated piece of a cell's text; its letters and digits must all be in its
+    colour, within a CIEDE2000 difference of ``threshold`` (punctuation around it is not checked).
+    """
+    result_doc, gold_doc = open_pair(result, expected, ("docx",))
+    if result_doc is None or not same_text(result_doc, gold_doc):
+        return 0.0
+    if table_grids(result_doc) != table_grids(gold_doc):
+        logger.info("the tables' text differs from the expected document's")
+        return 0.0
+    doc = result_doc
+    for p in doc.table_cell_paragraphs():
+        chars = list(doc.chars(p))
+        text = "".join(ch for ch, _ in chars)
+        for word in re.finditer(r"\S+", text):
+            letters = [k for k in range(word.start(), word.end()) if text[k].isalnum()]
+            if not letters:
+                continue
+            wanted = _RED if text[letters[0]].lower() in "aeiou" else _BLUE
+            for k in letters:
+                rgb = _hex_rgb(doc.run_prop(p, chars[k][1], color))
+                if rgb is None or delta_e_2000(_srgb_to_lab(rgb), wanted) > threshold:
+                    logger.info("word %r: %r is coloured %s, wanted %s", word.group(), text[k],
+                                "automatic" if rgb is None else "#%02X%02X%02X" % rgb,
+                                "red" if wanted is _RED else "blue")
+                    return 0.0
+    return 1.0
+
+
+def _highlighted_positions(doc) -> set[tuple[int, int]]:
+    """(paragraph, offset) of every highlighted character that is not whitespace."""
+    if isinstance(doc, Docx):
+        return _positions(doc, lambda p, r: bool(doc.run_prop(p, r, highlight)), skip_blank=True)
+    out = set()
+    for i, p in enumerate(doc.paragraphs()):
+        offset = 0
+        for piece, spans in doc.segments(p):
+            if piece.strip() and doc.highlighted(p, spans):
+                out.update((i, offset + k) for k, ch in enumerate(piece) if not ch.isspace())
+            offset += len(piece)
+    return out
+
+
+@METRICS.register()
+def check_highlighted_words(result: Any, expected: Any) -> float:
+    """1 when the result has the expected text and highlights exactly the text the expected document does
+    (none, for a task that removes the highlighting): a background colour on characters (odt), a highlight
+    or shading on runs (docx)."""
+    result_doc, gold_doc = open_pair(result, expected)
+    if result_doc is None or not same_text(result_doc, gold_doc):
+        return 0.0
+    got, want = _highlighted_positions(result_doc), _highlighted_positions(gold_doc)
+    if got != want:
+        logger.info("highlighted characters: %d in the result, %d expected (%d extra, %d missing)", len(got),
+                    len(want), len(got - want), len(want - got))
+        return 0.0
+    return 1.0
