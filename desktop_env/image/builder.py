@@ -296,6 +296,7 @@ class ImageBuilder:
         log.info("[packages] unpacking the %s package layer %s", self.recipe.extends, parent_hash)
         self._run(["tar", "--numeric-owner", "--xattrs", "--xattrs-include=*", "-xpf",
                    str(parent_layer / "rootfs.tar"), "-C", str(root)], "packages")
+        wheel_dir.mkdir(parents=True, exist_ok=True)  # a profile that adds no venvs fetched no wheels
         (wheel_dir / "install-venvs.sh").write_text(self._venv_script(pins))
         shutil.copytree(wheel_dir, root / "tmp/desktop-env-wheels")
         shutil.rmtree(wheel_dir, ignore_errors=True)
