@@ -38,6 +38,7 @@ def check_names(task: "TaskSpec") -> None:
                     continue
                 gentry = reg.GETTERS.get(g.type, path=task.path, field=f"evaluator.{key}{where}.type")
                 _check_fields(task, gentry, g.fields, f"evaluator.{key}{where}", "field")
+                _check_values(task, gentry, g.fields, f"evaluator.{key}{where}")
                 _check_host_paths(task, gentry, g.fields, f"evaluator.{key}{where}")
     if task.evaluation is not None:
         entry = reg.EVAL_DISPATCH.get(task.evaluation.name, path=task.path, field="evaluation.func")
@@ -56,6 +57,7 @@ def _check_step(task: "TaskSpec", step: "StepSpec", where: str) -> None:
         entry = reg.SETUP_STEPS.get(step.name, path=task.path, field=f"{where}.type")
         key = "parameters"
     _check_fields(task, entry, step.params, f"{where}.{key}", "parameter")
+    _check_values(task, entry, step.params, f"{where}.{key}")
     _check_host_paths(task, entry, step.params, f"{where}.{key}")
 
 

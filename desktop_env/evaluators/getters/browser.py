@@ -16,7 +16,9 @@ logger = logging.getLogger(__name__)
 VERDICT_SEPARATOR = "\uff1b"
 
 
-def _active_page(ctx: SetupContext, name: str) -> dict | None:
+def active_page(ctx: SetupContext, name: str) -> dict | None:
+    """The DevTools target (``{"id", "url", "title", ...}``) of Chromium's active tab; None when Chromium's
+    DevTools endpoint does not answer or no page is open."""
     base = cdp_base_url(ctx, name)
     try:
         targets = cdp_http(f"{base}/json/list")
@@ -30,14 +32,14 @@ def _active_page(ctx: SetupContext, name: str) -> dict | None:
 @GETTERS.register()
 def get_active_tab_info(ctx: SetupContext, goto_prefix: str = "https://", **_ignored) -> dict | None:
     """``{"title", "url"}`` of Chromium's active tab, or None when there is no browser."""
-    page = _active_page(ctx, "active_tab_info")
+    page = active_page(ctx, "active_tab_info")
     return None if page is None else {"title": page.get("title", ""), "url": page.get("url", "")}
 
 
 @GETTERS.register("active_url_from_accessTree")
 def get_active_url_from_access_tree(ctx: SetupContext, goto_prefix: str = "https://", **_ignored) -> str | None:
     """The URL of Chromium's active tab (read over CDP, which is what the accessibility tree's URL bar shows)."""
-    page = _active_page(ctx, "active_url_from_accessTree")
+    page = active_page(ctx, "active_url_from_accessTree")
     if page is None:
         return None
     url = page.get("url", "")
@@ -86,7 +88,7 @@ def get_html_check(ctx: SetupContext, src: str, dest: str, css_paths: list, shel
         ``"<value> check succeed；..."`` per value (pair it with ``check_include_exclude``),
         or None when no browser tab is open.
     """
-    page_info = _active_page(ctx, "html_check")
+    page_info = active_page(ctx, "html_check")
     if page_info is None:
         return None
     values = _expected_values(ctx, src, dest, shell)
