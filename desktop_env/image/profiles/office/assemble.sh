@@ -1,0 +1,24 @@
+#!/bin/sh
+# Final assembly of the office profile, after base's, inside the guest root filesystem.
+set -eu
+
+chmod 0755 /usr/local/bin/google-chrome
+# `google-chrome` runs as a process named chrome (the suite stops it with `pkill chrome`): a hard link,
+# since a process started through a symbolic link takes the name of the link's target.
+ln -f /usr/lib/chromium/chromium /usr/lib/chromium/chrome
+
+# GIMP: no Tip of the Day at the first start.
+grep -q '^(show-tips no)' /etc/gimp/2.0/gimprc || echo '(show-tips no)' >> /etc/gimp/2.0/gimprc
+
+# VLC's settings from the skeleton (base's assembly copied /etc/skel before these files existed).
+mkdir -p /home/user/.config/vlc
+cp /etc/skel/.config/vlc/vlcrc /home/user/.config/vlc/vlcrc
+
+# LibreOffice: Impress starts on an empty presentation, not on its "Select a Template" dialog
+# (LibreOffice 7.4 keeps that switch in Impress/Misc/NewDoc/AutoPilot).
+XCU=/home/user/.config/libreoffice/4/user/registrymodifications.xcu
+ITEM='<item oor:path="/org.openoffice.Office.Impress/Misc/NewDoc"><prop oor:name="AutoPilot" oor:op="fuse"><value>false</value></prop></item>'
+grep -q 'Misc/NewDoc' "$XCU" || sed -i "s|</oor:items>|$ITEM\n</oor:items>|" "$XCU"
+
+chown -R user:user /home/user
+rm -rf /var/cache/apt/archives/*.deb /var/lib/apt/lists/* /tmp/* 2>/dev/null || true
