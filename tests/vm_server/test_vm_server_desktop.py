@@ -47,7 +47,11 @@ def _uniform_box(image: Image.Image, size: int = 48):
 
 def test_pyautogui_types_into_a_real_terminal(client, apps, xsession, tmp_path):
     title = f"typing-{uuid.uuid4().hex[:8]}"
-    apps.terminal(title)
+    ready = tmp_path / "shell-ready"
+    apps.terminal(title, shell_command=f"touch {ready}")
+    # Type once the terminal's shell runs (under load the window maps well before it), then read
+    # where the window manager finally placed it.
+    wait_until(ready.exists, 60, "the terminal's shell")
     client.activate_window(title, strict=True)
     x, y, w, h = _window_geometry(xsession, title)
     target = tmp_path / "typed.txt"
@@ -55,7 +59,7 @@ def test_pyautogui_types_into_a_real_terminal(client, apps, xsession, tmp_path):
                                  f"pyautogui.typewrite('echo hello > {target}', interval=0.01)\n"
                                  "pyautogui.press('enter')")
     assert reply["returncode"] == 0, reply
-    wait_until(lambda: target.exists() and target.read_text() == "hello\n", 15, "the typed command's file")
+    wait_until(lambda: target.exists() and target.read_text() == "hello\n", 30, "the typed command's file")
     assert client.cursor_position() == (x + w // 2, y + h // 2)
 
 
