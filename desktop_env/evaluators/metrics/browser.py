@@ -12,6 +12,7 @@ from contextlib import closing
 from typing import Any, Iterable
 from urllib.parse import urlsplit, urlunsplit
 
+from desktop_env.evaluators.metrics.files import string_list
 from desktop_env.evaluators.metrics.utils import (MetricError, OptionError, as_existing_path, expected_value,
                                                   text_of)
 from desktop_env.registry import METRICS
@@ -42,10 +43,7 @@ def _field(rule: dict, key: str, metric: str, kind: type, what: str) -> Any:
 
 def _str_list(value: Any, metric: str, key: str) -> list[str]:
     """A list of strings (one string is a list of one); else a MetricError naming ``key``."""
-    items = [value] if isinstance(value, str) else value
-    if not isinstance(items, (list, tuple)) or not all(isinstance(v, str) for v in items):
-        raise MetricError(f"{metric}: {key!r} must be a string or a list of strings, got {value!r}")
-    return list(items)
+    return string_list(value, metric, repr(key))
 
 
 def _number(value: Any) -> float | None:
