@@ -357,9 +357,28 @@ def test_desktop_path_and_open_file(client, xsession, tmp_path):
     desktop = xsession.home / "Desktop"
     desktop.mkdir(exist_ok=True)
     assert client.desktop_path() == str(desktop)
-    doc = tmp_path / "doc.txt"
-    doc.write_text("hi")
-    assert client.open_file(str(doc))["status"] == "success"
+    # The session's default for plain text is a handler that records what it was given: a real
+    # application (LibreOffice, installed for the metric tests) would outlive the test and take the
+    # focus from later ones when its window finally maps under load.
+    opened = tmp_path / "opened-with"
+    handler = xsession.home / ".local" / "share" / "applications" / "record-open.desktop"
+    mimeapps = xsession.home / ".config" / "mimeapps.list"
+    handler.parent.mkdir(parents=True, exist_ok=True)
+    mimeapps.parent.mkdir(parents=True, exist_ok=True)
+    recorder = tmp_path / "record-open"  # xdg-open splits Exec on spaces: no quoting there
+    recorder.write_text(f'#!/bin/sh\necho "$1" > {opened}\n')
+    recorder.chmod(0o755)
+    handler.write_text("[Desktop Entry]\nType=Application\nName=Record open\nMimeType=text/plain;\n"
+                       f"Exec={recorder} %f\n")
+    mimeapps.write_text("[Default Applications]\ntext/plain=record-open.desktop\n")
+    try:
+        doc = tmp_path / "doc.txt"
+        doc.write_text("hi")
+        assert client.open_file(str(doc))["status"] == "success"
+        wait_until(lambda: opened.exists() and opened.read_text() == f"{doc}\n", 30, "the default application")
+    finally:
+        mimeapps.unlink()
+        handler.unlink()
 
 
 # -- clock, health, misc ------------------------------------------------------------------------
