@@ -20,8 +20,8 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from desktop_env.errors import GuestServerError, TaskConfigError
-from desktop_env.evaluators.getters.cloud import _note
-from desktop_env.evaluators.getters.file import _fetch_one
+from desktop_env.evaluators.getters.cloud import account_note
+from desktop_env.evaluators.getters.file import fetch_vm_file
 from desktop_env.evaluators.values import GuestText
 from desktop_env.limits import execute_limited
 from desktop_env.registry import ACCOUNT, GETTERS
@@ -57,7 +57,7 @@ def _relative_name(value: Any, field: str, getter: str) -> tuple[str, ...]:
 def get_vlc_config(ctx: SetupContext, dest: str = "vlcrc") -> Path | None:
     """VLC's settings file ``vlc/vlcrc`` in the guest's config folder, copied into the cache as ``dest``;
     None when VLC has written none (it does when its preferences are saved)."""
-    return _fetch_one(ctx, _guest_config_file(ctx, "vlc", "vlcrc"), dest)
+    return fetch_vm_file(ctx, _guest_config_file(ctx, "vlc", "vlcrc"), dest)
 
 
 def check_gimp_config_file(fields: dict) -> None:
@@ -70,7 +70,7 @@ def get_gimp_config_file(ctx: SetupContext, file_name: str, dest: str) -> Path |
     """The file ``file_name`` (``gimprc``, ``sessionrc``, ...) of GIMP 2.10's config folder (``GIMP/2.10/`` in
     the guest's config folder), copied into the cache as ``dest``; None when GIMP has not written it."""
     parts = _relative_name(file_name, "file_name", "gimp_config_file")
-    return _fetch_one(ctx, _guest_config_file(ctx, "GIMP", "2.10", *parts), dest)
+    return fetch_vm_file(ctx, _guest_config_file(ctx, "GIMP", "2.10", *parts), dest)
 
 
 @GETTERS.register()
@@ -85,7 +85,7 @@ def get_vscode_config(ctx: SetupContext, path: str, dest: str, vscode_extension_
     if vscode_extension_command:
         logger.info("vscode_config: the editor command %r is not run (VS Code is not in the images); reading %s "
                     "as it is", vscode_extension_command, path)
-    return _fetch_one(ctx, path, dest)
+    return fetch_vm_file(ctx, path, dest)
 
 
 # --------------------------------------------------------------------------- VLC's state, the default player
@@ -242,7 +242,7 @@ def get_content_from_vm_file(ctx: SetupContext, path: str, file_type: str, file_
         such row or line.
     """
     check_content_fields({"file_type": file_type, "file_content": file_content})
-    local = _fetch_one(ctx, path, dest or PurePosixPath(path).name)
+    local = fetch_vm_file(ctx, path, dest or PurePosixPath(path).name)
     if local is None:
         return None
     from openpyxl.utils.exceptions import InvalidFileException
@@ -313,7 +313,7 @@ def _slide_media(ctx: SetupContext, getter: str, ppt_file_path: str, slide_index
     if isinstance(slide_index, bool) or not isinstance(slide_index, int) or slide_index < 0:
         raise TaskConfigError(f"{getter}: 'slide_index' must be a slide number from 0, got {slide_index!r}",
                               field="slide_index")
-    local = _fetch_one(ctx, ppt_file_path, PurePosixPath(ppt_file_path).name)
+    local = fetch_vm_file(ctx, ppt_file_path, PurePosixPath(ppt_file_path).name)
     if local is None:
         return None
     from pptx import Presentation
@@ -334,7 +334,7 @@ def _slide_media(ctx: SetupContext, getter: str, ppt_file_path: str, slide_index
     if rel.is_external:
         linked = _linked_guest_path(rel.target_ref, ppt_file_path)
         logger.info("%s: slide %d links to %s", getter, slide_index, linked)
-        return _fetch_one(ctx, linked, dest)
+        return fetch_vm_file(ctx, linked, dest)
     target = ctx.cache_path(dest)
     target.write_bytes(rel.target_part.blob)
     logger.info("%s: slide %d holds %s (%s)", getter, slide_index, rel.target_part.partname,
@@ -558,7 +558,7 @@ def _drive_download(ctx: SetupContext, drive, steps: list[str], by_query: bool, 
     return target
 
 
-@GETTERS.register(status=ACCOUNT, note=_note("googledrive"))
+@GETTERS.register(status=ACCOUNT, note=account_note("googledrive"))
 def get_googledrive_file(ctx: SetupContext, dest, settings_file: str | None = None, query=None, path=None,
                          query_list=None, path_list=None):
     """A file of the Google Drive account of the Drive settings file (default

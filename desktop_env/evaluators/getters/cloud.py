@@ -13,7 +13,8 @@ from desktop_env.registry import ACCOUNT, GETTERS, UNAVAILABLE
 logger = logging.getLogger(__name__)
 
 
-def _note(vendor: str) -> str:
+def account_note(vendor: str) -> str:
+    """Why a name of ``vendor`` is unavailable without an account (the registry's note)."""
     return f"needs a {VENDORS[vendor][0]} account ({VENDORS[vendor][1]})"
 
 
@@ -23,7 +24,7 @@ def _gcp(config_file, settings_file, project_name, project_index) -> dict:
 
 
 # -- BigQuery ------------------------------------------------------------------------------------
-@GETTERS.register(status=ACCOUNT, note=_note("bigquery"))
+@GETTERS.register(status=ACCOUNT, note=account_note("bigquery"))
 def get_bigquery_table_to_csv(ctx: SetupContext, dataset_id: str, table_id: str, dest: str, schema: list | None = None,
                               config_file: str | None = None, settings_file: str | None = None,
                               project_name: str | None = None, project_index: int | None = None) -> str | None:
@@ -48,7 +49,7 @@ def get_bigquery_table_to_csv(ctx: SetupContext, dataset_id: str, table_id: str,
     return Path(write_csv(rows, ctx.cache_path(dest)))
 
 
-@GETTERS.register(status=ACCOUNT, note=_note("bigquery"), host_paths=("sql",))
+@GETTERS.register(status=ACCOUNT, note=account_note("bigquery"), host_paths=("sql",))
 def get_bigquery_sql_result_to_csv(ctx: SetupContext, sql: str, dest: str, config_file: str | None = None,
                                    settings_file: str | None = None, project_name: str | None = None,
                                    project_index: int | None = None) -> str | None:
@@ -77,7 +78,7 @@ def get_bigquery_sql_result_to_csv(ctx: SetupContext, sql: str, dest: str, confi
     return Path(write_csv(rows, ctx.cache_path(dest)))
 
 
-@GETTERS.register(status=ACCOUNT, note=_note("bigquery"))
+@GETTERS.register(status=ACCOUNT, note=account_note("bigquery"))
 def get_bigquery_datasets(ctx: SetupContext, config_file: str | None = None, settings_file: str | None = None,
                           project_name: str | None = None, project_index: int | None = None) -> list[str]:
     """The dataset ids of the project."""
@@ -85,7 +86,7 @@ def get_bigquery_datasets(ctx: SetupContext, config_file: str | None = None, set
         return bq.dataset_ids()
 
 
-@GETTERS.register(status=ACCOUNT, note=_note("bigquery"))
+@GETTERS.register(status=ACCOUNT, note=account_note("bigquery"))
 def get_bigquery_connections(ctx: SetupContext, config_file: str | None = None, settings_file: str | None = None,
                              project_name: str | None = None, project_index: int | None = None) -> list[str]:
     """The ids of the project's BigQuery connections (external data sources) in its location (default ``us``)."""
@@ -108,7 +109,7 @@ def _snowflake_query(ctx, settings_file, name, fn, **overrides):
             return None
 
 
-@GETTERS.register(status=ACCOUNT, note=_note("snowflake"))
+@GETTERS.register(status=ACCOUNT, note=account_note("snowflake"))
 def get_snowflake_table_to_csv(ctx: SetupContext, database: str, table: str, schema: str = "PUBLIC",
                                dest: str | None = None, include_header: bool = True,
                                settings_file: str | None = None) -> str | None:
@@ -124,7 +125,7 @@ def get_snowflake_table_to_csv(ctx: SetupContext, database: str, table: str, sch
     return _snowflake_query(ctx, settings_file, name, run, database=database, schema=schema)
 
 
-@GETTERS.register(status=ACCOUNT, note=_note("snowflake"), host_paths=("sql_script",))
+@GETTERS.register(status=ACCOUNT, note=account_note("snowflake"), host_paths=("sql_script",))
 def get_snowflake_execution_result(ctx: SetupContext, sql_command: str | None = None, sql_script: str | None = None,
                                    include_header: bool = True, return_string: bool = True, dest: str | None = None,
                                    settings_file: str | None = None):
@@ -153,14 +154,14 @@ def get_snowflake_execution_result(ctx: SetupContext, sql_command: str | None = 
     return _snowflake_query(ctx, settings_file, name, run)
 
 
-@GETTERS.register(status=ACCOUNT, note=_note("snowflake"))
+@GETTERS.register(status=ACCOUNT, note=account_note("snowflake"))
 def get_snowflake_user_info(ctx: SetupContext, username: str, settings_file: str | None = None) -> dict | None:
     """``DESC USER`` as ``{PROPERTY: value}`` (password left out) plus ``ROLE``: the granted roles."""
     from desktop_env.cloud.snowflake import user_info
     return _snowflake_query(ctx, settings_file, "snowflake_user_info", lambda sf: user_info(sf, username))
 
 
-@GETTERS.register(status=ACCOUNT, note=_note("snowflake"))
+@GETTERS.register(status=ACCOUNT, note=account_note("snowflake"))
 def get_snowflake_function_result(ctx: SetupContext, database: str, table: str, function: str,
                                   schema: str = "PUBLIC", settings_file: str | None = None):
     """The value of ``SELECT function()`` with the account's event table set to ``database.public.table``."""
@@ -170,7 +171,7 @@ def get_snowflake_function_result(ctx: SetupContext, database: str, table: str, 
                             schema=schema)
 
 
-@GETTERS.register(status=ACCOUNT, note=_note("snowflake"))
+@GETTERS.register(status=ACCOUNT, note=account_note("snowflake"))
 def get_snowflake_log_message(ctx: SetupContext, database: str, table: str, logger: str, schema: str = "PUBLIC",
                               settings_file: str | None = None, wait_s: float = 180.0) -> dict | None:
     """``{"severity", "message"}`` of the first LOG record of the logger ``logger`` in the event table."""
@@ -180,14 +181,14 @@ def get_snowflake_log_message(ctx: SetupContext, database: str, table: str, logg
                             schema=schema)
 
 
-@GETTERS.register(status=ACCOUNT, note=_note("snowflake"))
+@GETTERS.register(status=ACCOUNT, note=account_note("snowflake"))
 def get_snowflake_warehouse_info(ctx: SetupContext, warehouse: str, settings_file: str | None = None) -> dict | None:
     """The ``SHOW WAREHOUSES LIKE`` row of ``warehouse`` as ``{column: value}`` (size, auto_suspend, ...)."""
     from desktop_env.cloud.snowflake import warehouse_info
     return _snowflake_query(ctx, settings_file, "snowflake_warehouse_info", lambda sf: warehouse_info(sf, warehouse))
 
 
-@GETTERS.register(status=ACCOUNT, note=_note("snowflake"), aliases=("snowflake_database_schema_info",))
+@GETTERS.register(status=ACCOUNT, note=account_note("snowflake"), aliases=("snowflake_database_schema_info",))
 def get_snowflake_database_schema_to_csv(ctx: SetupContext, database, dest: str, schema="PUBLIC",
                                          include_type: bool = False, settings_file: str | None = None) -> str | None:
     """``database, schema, table, column[, type]`` rows of one or several databases as CSV in the cache.
@@ -218,14 +219,14 @@ def _dbt(ctx, settings_file, name, fn):
             return "None"
 
 
-@GETTERS.register(status=ACCOUNT, note=_note("dbt_cloud"))
+@GETTERS.register(status=ACCOUNT, note=account_note("dbt_cloud"))
 def get_dbt_project_info(ctx: SetupContext, fields: list | None = None, settings_file: str | None = None) -> str:
     """The first project's ``fields`` as ``"v1 v2 "`` (``connection_type`` too); ``"None"`` without a project."""
     from desktop_env.cloud.dbt_cloud import project_info
     return _dbt(ctx, settings_file, "dbt_project_info", lambda c: project_info(c, fields or []))
 
 
-@GETTERS.register(status=ACCOUNT, note=_note("dbt_cloud"))
+@GETTERS.register(status=ACCOUNT, note=account_note("dbt_cloud"))
 def get_dbt_environment_info(ctx: SetupContext, name: str = "New Environment", fields: list | None = None,
                              settings_file: str | None = None) -> str:
     """The ``fields`` of the first project's environment ``name`` as ``"v1 v2 "``; ``"None"`` when absent."""
@@ -233,7 +234,7 @@ def get_dbt_environment_info(ctx: SetupContext, name: str = "New Environment", f
     return _dbt(ctx, settings_file, "dbt_environment_info", lambda c: environment_info(c, name, fields or []))
 
 
-@GETTERS.register(status=ACCOUNT, note=_note("dbt_cloud"))
+@GETTERS.register(status=ACCOUNT, note=account_note("dbt_cloud"))
 def get_dbt_job_info(ctx: SetupContext, name: str = "New Job", fields: list | None = None, prev_name: str = "New Job",
                      settings_file: str | None = None) -> str:
     """The ``fields`` of the first project's job ``name`` as ``"v1 v2 "`` (``time_<k>`` and
@@ -260,7 +261,7 @@ def get_dbt_profiles(ctx: SetupContext, dirs: list, dest: str) -> Path | None:
 
 
 # -- Google Drive ---------------------------------------------------------------------------------
-@GETTERS.register(status=ACCOUNT, note=_note("googledrive"))
+@GETTERS.register(status=ACCOUNT, note=account_note("googledrive"))
 def get_googlesheet_active_file(ctx: SetupContext, dest: str, settings_file: str | None = None) -> str | None:
     """The Google Sheet open in the VM browser's active tab, exported as xlsx (Drive API) into the cache.
 

@@ -65,7 +65,8 @@ def _fetch_many(getter: str, one, path, dest, gives):
     return picked[0] if len(picked) == 1 else picked
 
 
-def _fetch_one(ctx: SetupContext, vm_path: str, dest: str) -> Path | None:
+def fetch_vm_file(ctx: SetupContext, vm_path: str, dest: str) -> Path | None:
+    """Copy the guest's ``vm_path`` to the cache as ``dest``; None (logged) when it is missing."""
     try:
         data = ctx.controller.get_file(vm_path)
     except (GuestServerError, FileNotFoundError) as exc:
@@ -90,8 +91,8 @@ def get_vm_file(ctx: SetupContext, path, dest, multi: bool = False, gives=None):
             path, several give a list.
     """
     if not multi:
-        return _fetch_one(ctx, path, dest)
-    return _fetch_many("vm_file", lambda p, d: _fetch_one(ctx, p, d), path, dest, gives)
+        return fetch_vm_file(ctx, path, dest)
+    return _fetch_many("vm_file", lambda p, d: fetch_vm_file(ctx, p, d), path, dest, gives)
 
 
 @GETTERS.register()

@@ -52,7 +52,7 @@ def _load(path: Path) -> Image.Image:
         return im
 
 
-def _result_image(value: Any, metric: str) -> Image.Image | None:
+def result_image(value: Any, metric: str) -> Image.Image | None:
     """The agent's image, or None (logged) when it is missing or not an image."""
     path = as_existing_path(value)
     if path is None:
@@ -88,7 +88,7 @@ def _load_pair(result: Any, expected: Any, metric: str) -> tuple[Image.Image, Im
     The expected side is read first, so a broken task fails even when the agent produced nothing.
     """
     original = _expected_image(expected, metric)
-    edited = _result_image(result, metric)
+    edited = result_image(result, metric)
     return None if edited is None else (edited, original)
 
 
@@ -101,7 +101,7 @@ def _has_alpha(im: Image.Image) -> bool:
     return im.convert("RGBA").getextrema()[3][0] < 255
 
 
-def _flatten(im: Image.Image) -> Image.Image:
+def flatten(im: Image.Image) -> Image.Image:
     """``im`` in RGB as a viewer shows it: transparent parts on white."""
     if _has_alpha(im):
         rgba = im.convert("RGBA")
@@ -110,7 +110,7 @@ def _flatten(im: Image.Image) -> Image.Image:
 
 
 def _rgb_array(im: Image.Image) -> np.ndarray:
-    return np.asarray(_flatten(im), dtype=np.float64)
+    return np.asarray(flatten(im), dtype=np.float64)
 
 
 def _comparable(im: Image.Image, with_alpha: bool) -> np.ndarray:
@@ -214,7 +214,7 @@ def check_structure_sim_with_threshold(result: Any, expected: Any,
     return float(_similar(edited, original, threshold, metric))
 
 
-def _content(im: Image.Image) -> Image.Image | None:
+def visible_content(im: Image.Image) -> Image.Image | None:
     """``im`` cropped to its non-transparent pixels (the whole image when opaque); None when all transparent."""
     if not _has_alpha(im):
         return im
@@ -235,18 +235,18 @@ def check_structure_sim_resized(result: Any, expected: Any) -> float:
     if pair is None:
         return 0.0
     edited, original = pair
-    content = _content(edited)
+    content = visible_content(edited)
     if content is None:
         logger.info("%s: the result is fully transparent", metric)
         return 0.0
-    scaled = _flatten(content).resize(original.size, Image.Resampling.LANCZOS)
-    return float(_similar(scaled, _flatten(original), STRUCTURE_SSIM, metric))
+    scaled = flatten(content).resize(original.size, Image.Resampling.LANCZOS)
+    return float(_similar(scaled, flatten(original), STRUCTURE_SSIM, metric))
 
 
 # --------------------------------------------------------------------------- tone edits
 
 def _brightness(im: Image.Image) -> float:
-    return float(np.asarray(_flatten(im).convert("L"), dtype=np.float64).mean())
+    return float(np.asarray(flatten(im).convert("L"), dtype=np.float64).mean())
 
 
 def _contrast(im: Image.Image) -> float:
@@ -254,7 +254,7 @@ def _contrast(im: Image.Image) -> float:
 
 
 def _saturation(im: Image.Image) -> float:
-    return float(np.asarray(_flatten(im).convert("HSV"), dtype=np.float64)[..., 1].mean())
+    return float(np.asarray(flatten(im).convert("HSV"), dtype=np.float64)[..., 1].mean())
 
 
 def _edited_and_similar(result: Any, expected: Any, metric: str, quality: str, measure: Callable[[Image.Image], float],
@@ -310,7 +310,7 @@ def check_brightness_decrease_and_structure_sim(result: Any, expected: Any, thre
 
     def same_picture(edited: Image.Image, original: Image.Image) -> bool:
         if edited.size != original.size:
-            edited = _flatten(edited).resize(original.size, Image.Resampling.LANCZOS)
+            edited = flatten(edited).resize(original.size, Image.Resampling.LANCZOS)
         mse = float(np.mean((_normalized_brightness(edited) - _normalized_brightness(original)) ** 2))
         logger.info("%s: brightness-normalized MSE %.5f (bound %.5f)", metric, mse, bound)
         return mse < bound
@@ -328,7 +328,7 @@ def check_contrast_increase_and_structure_sim(result: Any, expected: Any) -> flo
     """
     metric = "check_contrast_increase_and_structure_sim"
     return _edited_and_similar(result, expected, metric, "contrast", _contrast, True,
-                               lambda a, b: _similar(_flatten(a), _flatten(b), CONTRAST_SSIM, metric))
+                               lambda a, b: _similar(flatten(a), flatten(b), CONTRAST_SSIM, metric))
 
 
 @METRICS.register()
@@ -345,8 +345,8 @@ def check_saturation_increase_and_structure_sim(result: Any, expected: Any) -> f
         if edited.size != original.size or _too_small(edited, original):
             logger.info("%s: cannot compare images of %s and %s", metric, edited.size, original.size)
             return False
-        a = np.asarray(_flatten(edited).convert("HSV"), dtype=np.float64)
-        b = np.asarray(_flatten(original).convert("HSV"), dtype=np.float64)
+        a = np.asarray(flatten(edited).convert("HSV"), dtype=np.float64)
+        b = np.asarray(flatten(original).convert("HSV"), dtype=np.float64)
         hue, value = _ssim_arrays(a[..., 0], b[..., 0]), _ssim_arrays(a[..., 2], b[..., 2])
         logger.info("%s: SSIM of hue %.4f, of value %.4f (pass mark %.2f)", metric, hue, value, STRUCTURE_SSIM)
         return hue >= STRUCTURE_SSIM and value >= STRUCTURE_SSIM
@@ -447,7 +447,7 @@ def check_triangle_position(result: Any, expected: Any = None) -> float:
     centre. An image with no shape scores 0.
     """
     metric = "check_triangle_position"
-    im = _result_image(result, metric)
+    im = result_image(result, metric)
     if im is None:
         return 0.0
     rgb = _rgb_array(im)

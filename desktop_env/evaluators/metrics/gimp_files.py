@@ -15,7 +15,7 @@ from typing import Any
 
 from PIL import Image
 
-from desktop_env.evaluators.metrics.gimp import _content, _flatten, _result_image
+from desktop_env.evaluators.metrics.gimp import flatten, result_image, visible_content
 from desktop_env.evaluators.metrics.utils import MetricError, as_existing_path, text_of
 from desktop_env.registry import METRICS
 
@@ -55,12 +55,12 @@ def check_image_size(result: Any, expected: Any) -> float:
     want = {k: _positive_int(rule[k], k, metric) for k in ("width", "height") if rule.get(k) is not None}
     if not want:
         raise MetricError(f"{metric}: the rule needs 'width' and/or 'height', got {rule!r}")
-    im = _result_image(result, metric)
+    im = result_image(result, metric)
     if im is None:
         return 0.0
     size = im.size
     if rule.get("ignore_transparent"):
-        content = _content(im)
+        content = visible_content(im)
         size = (0, 0) if content is None else content.size
     got = {"width": size[0], "height": size[1]}
     logger.info("%s: measured %dx%d (ignore_transparent=%s), want %s", metric, size[0], size[1],
@@ -85,7 +85,7 @@ def check_image_file_size(result: Any, expected: Any) -> float:
         max_size = int(max_size)
     if isinstance(max_size, bool) or not isinstance(max_size, (int, float)) or max_size <= 0:
         raise MetricError(f"{metric}: max_size must be a positive number of bytes, got {max_size!r}")
-    im = _result_image(result, metric)
+    im = result_image(result, metric)
     if im is None:
         return 0.0
     size = as_existing_path(result).stat().st_size
@@ -151,7 +151,7 @@ def _ocr(im: Image.Image, metric: str) -> str | None:
     if exe is None:
         raise MetricError(f"{metric}: the 'tesseract' command is not installed; install it on the host "
                           f"(Debian/Ubuntu: apt-get install tesseract-ocr tesseract-ocr-eng)")
-    gray = _flatten(im).convert("L")
+    gray = flatten(im).convert("L")
     if gray.height < _OCR_MIN_HEIGHT:
         factor = _OCR_MIN_HEIGHT / gray.height
         gray = gray.resize((max(1, round(gray.width * factor)), _OCR_MIN_HEIGHT), Image.Resampling.LANCZOS)
@@ -188,7 +188,7 @@ def compare_image_text(result: Any, expected: Any) -> float:
     want = rule.get("text")
     if not isinstance(want, str) or not want.strip():
         raise MetricError(f"{metric}: the rule needs a non-empty 'text', got {want!r}")
-    im = _result_image(result, metric)
+    im = result_image(result, metric)
     if im is None:
         return 0.0
     read = _ocr(im, metric)

@@ -28,7 +28,8 @@ _EDGE_LEVEL = 64  # levels (of 255): below this a difference is noise for the ed
 _FLAT_STD = 2.0  # levels: an image whose colours vary less than this is blank / single-colour
 
 
-def _open(value: Any) -> Image.Image | None:
+def open_image(value: Any) -> Image.Image | None:
+    """The image at ``value`` (a path) in RGB, or None (logged) when it is missing or not an image."""
     p = as_existing_path(value)
     if p is None:
         return None
@@ -185,7 +186,7 @@ def compare_images(result: Any, expected: Any, threshold: float = DEFAULT_THRESH
         base = reference_base_result
         if isinstance(base, bool) or not isinstance(base, (int, float)) or not 0 <= base < 1:
             raise MetricError(f"compare_images: reference_base_result must be a number in [0, 1), got {base!r}")
-    a, b = _open(result), _open(expected)
+    a, b = open_image(result), open_image(expected)
     if a is None or b is None:
         return 0.0
     if reference_base_result is not None:

@@ -13,7 +13,6 @@ from pptx import Presentation
 from pptx.exc import PackageNotFoundError
 from pptx.opc.constants import RELATIONSHIP_TYPE as RT
 
-from desktop_env.evaluators.metrics.images import _open as _open_image
 from desktop_env.evaluators.metrics.utils import MetricError, as_existing_path
 
 logger = logging.getLogger(__name__)

@@ -12,7 +12,6 @@ from lxml import etree
 from PIL import Image, UnidentifiedImageError
 from pptx.enum.shapes import MSO_SHAPE_TYPE, PP_PLACEHOLDER
 
-from desktop_env.evaluators.metrics.images import _open as _open_image
 from desktop_env.evaluators.metrics.images import images_match
 from desktop_env.evaluators.metrics.pptx_parts import (
     _A, _P, _Paragraph, _Run, _Theme, _background, _gold_deck, _kind, _master_of, _paragraphs, _result_deck,
@@ -104,7 +103,8 @@ def _same_box(a, b, tol: float, keys: tuple[str, ...] = _BOX) -> bool:
     return all(_close(getattr(a, k), getattr(b, k), tol) for k in keys)
 
 
-def _box(shape) -> str:
+def shape_box(shape) -> str:
+    """A shape's position and size, as a message shows it."""
     return "(" + ", ".join(f"{k}={getattr(shape, k)}" for k in _BOX) + ")"
 
 
@@ -222,14 +222,14 @@ class _Comparison:
 
     def geometry(self, a, b, kind: str, where: str) -> str | None:
         opts, tol = self.opts, self.tol
-        differs = f"{where}: at {_box(a)}, expected {_box(b)}"
+        differs = f"{where}: at {shape_box(a)}, expected {shape_box(b)}"
         moves = [m for m in self.moves if m.targets(b, kind)]
         if moves:
             if not _same_box(a, b, tol):  # a target that moved must have gone where every such option says
                 for move in moves:
                     if not move.reached(a, b, self.result.slide_width, self.result.slide_height):
                         return (f"{where}: the {move.what} moved but not to the {move.side} "
-                                f"(at {_box(a)}, was {_box(b)})")
+                                f"(at {shape_box(a)}, was {shape_box(b)})")
                     self.moved.add(move.option)
         elif self.pinned and not _same_box(a, b, tol):
             return differs
@@ -356,7 +356,8 @@ def _chars(runs: tuple[_Run, ...]) -> tuple[_Run, ...]:
     return tuple(_Run(ch, *[getattr(r, f.name) for f in fields(_Run)][1:]) for r in runs for ch in r.text)
 
 
-def _blob(picture) -> bytes | None:
+def picture_blob(picture) -> bytes | None:
+    """A picture shape's image bytes, or None for a linked picture or one without an image part."""
     try:
         return picture.image.blob
     except (AttributeError, KeyError, ValueError):  # a linked picture, or no image part
@@ -372,7 +373,7 @@ def _decode(blob: bytes) -> Image.Image | None:
         return None
 
 
-def _same_image(blob1: bytes | None, blob2: bytes | None) -> bool:
+def same_image(blob1: bytes | None, blob2: bytes | None) -> bool:
     """Same bytes, or pictures that look alike (a re-encoded copy of the same image, at any scale)."""
     if blob1 is None or blob2 is None:
         return False
@@ -383,7 +384,7 @@ def _same_image(blob1: bytes | None, blob2: bytes | None) -> bool:
 
 
 def _same_picture(a, b) -> bool:
-    return _same_image(_blob(a), _blob(b))
+    return same_image(picture_blob(a), picture_blob(b))
 
 
 @METRICS.register(check=check_pptx_options)

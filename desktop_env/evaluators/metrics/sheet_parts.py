@@ -1,7 +1,7 @@
 """What ``compare_table`` reads from a sheet besides its cells: charts, pivot tables, cell styles (as
 shown, conditional formats included), sparklines, rows and columns, and the autofilter.
 
-Each ``load_*`` takes an open book (``table._Book``: formulas and styles in ``wb``, cached values in
+Each ``load_*`` takes an open book (``table.Book``: formulas and styles in ``wb``, cached values in
 ``values``) and a sheet name, and returns plain data that two sheets can be compared by.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ from desktop_env.evaluators.metrics.conditional import conditional_overlay
 from desktop_env.evaluators.metrics.utils import MetricError
 
 if TYPE_CHECKING:
-    from desktop_env.evaluators.metrics.table import _Book
+    from desktop_env.evaluators.metrics.table import Book
 
 logger = logging.getLogger(__name__)
 
@@ -69,7 +69,7 @@ def _ref_of(data) -> str:
     return ""
 
 
-def load_charts(book: _Book, sheet: str, chart_props=()) -> dict[str, dict]:
+def load_charts(book: Book, sheet: str, chart_props=()) -> dict[str, dict]:
     """Charts of a sheet keyed by their series references, with the asked properties (:data:`CHART_READERS`).
 
     Raises:
@@ -111,7 +111,7 @@ PIVOT_READERS: dict[str, Callable[[Any, Callable, set], Any] | None] = {
 }
 
 
-def load_pivots(book: _Book, sheet: str, pivot_props=()) -> dict[str, dict]:
+def load_pivots(book: Book, sheet: str, pivot_props=()) -> dict[str, dict]:
     """Pivot tables of a sheet keyed by their source (sheet and range), with the asked properties.
 
     Properties (:data:`PIVOT_READERS`): ``name``, ``location``, ``show_total`` (grand totals on rows
@@ -191,7 +191,7 @@ def shown_style(prop: str, cell, conditional: dict[str, Any] | None) -> Any:
     return read_style(prop, cell)
 
 
-def load_styles(book: _Book, sheet: str, props=()) -> dict[str, list]:
+def load_styles(book: Book, sheet: str, props=()) -> dict[str, list]:
     """coordinate -> [style values as shown] for every cell of the sheet that has a value, a fill or a
     conditional format that applies to it.
 
@@ -232,7 +232,7 @@ def _sheet_xml_path(z: zipfile.ZipFile, sheet: str) -> str | None:
     return target.lstrip("/") if target.startswith("/") else str(PurePosixPath("xl") / target)
 
 
-def load_sparklines(book: _Book, sheet: str) -> dict[str, str]:
+def load_sparklines(book: Book, sheet: str) -> dict[str, str]:
     """Sparklines of a sheet: the cell(s) each is drawn in (``F3``) -> its data range (``Sheet1!C3:E3``)."""
     try:
         with zipfile.ZipFile(book.path) as z:
@@ -261,7 +261,7 @@ COL_PROPS = ("hidden", "width", "collapsed", "outline_level", "outlineLevel", "c
              "auto_size", "min", "max")
 
 
-def load_rows_or_cols(book: _Book, sheet: str, obj: str, props=()) -> dict[Any, dict]:
+def load_rows_or_cols(book: Book, sheet: str, obj: str, props=()) -> dict[Any, dict]:
     """Row numbers (``obj`` "row") or column letters ("column") -> the asked properties.
 
     Column groups (``<col min=2 max=5>``) are spread to each column, and rows or columns whose
@@ -286,7 +286,7 @@ def load_rows_or_cols(book: _Book, sheet: str, obj: str, props=()) -> dict[Any, 
 
 
 # --------------------------------------------------------------------------- autofilter
-def load_filters(book: _Book, sheet: str) -> dict[str, Any]:
+def load_filters(book: Book, sheet: str) -> dict[str, Any]:
     """The sheet's autofilter: its range, each filtered column's criteria, and its sort state."""
     auto = book.wb[sheet].auto_filter
     columns = []

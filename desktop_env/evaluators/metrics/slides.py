@@ -10,12 +10,12 @@ import numpy as np
 from lxml import etree
 from pptx.util import Inches
 
-from desktop_env.evaluators.metrics.images import _open as _open_image
+from desktop_env.evaluators.metrics.images import open_image
 from desktop_env.evaluators.metrics.pptx_parts import (
     _A, _OOR, _P, _Theme, _background, _children, _color, _gold_deck, _hex_rgb, _kind, _local, _master_of,
     _result_deck, _result_xml, _rgb_triplet, _rule,
 )
-from desktop_env.evaluators.metrics.presentations import _blob, _box, _same_image
+from desktop_env.evaluators.metrics.presentations import picture_blob, same_image, shape_box
 from desktop_env.evaluators.metrics.utils import MetricError, expected_value
 from desktop_env.registry import METRICS
 
@@ -56,18 +56,18 @@ def check_image_stretch_and_center(result: Any, expected: Any) -> float:
     if deck is None or not len(deck.slides):
         return 0.0
     width, height, tol = deck.slide_width, deck.slide_height, _STRETCH_TOLERANCE
-    blob = _blob(pictures[0])
-    copies = [s for s in deck.slides[0].shapes if _kind(s) == "picture" and _same_image(blob, _blob(s))]
+    blob = picture_blob(pictures[0])
+    copies = [s for s in deck.slides[0].shapes if _kind(s) == "picture" and same_image(blob, picture_blob(s))]
     if not copies:
         logger.info("%s: the picture is no longer on the first slide", metric)
         return 0.0
     for pic in copies:
-        logger.debug("%s: picture at %s on a %s x %s slide", metric, _box(pic), width, height)
+        logger.debug("%s: picture at %s on a %s x %s slide", metric, shape_box(pic), width, height)
         if (abs(pic.width - width) <= tol and abs(pic.height - height) <= tol
                 and abs(pic.left - (width - pic.width) / 2) <= tol and abs(pic.top - (height - pic.height) / 2) <= tol):
             return 1.0
     logger.info("%s: the picture does not fill the slide: %s on a %s x %s slide", metric,
-                _box(copies[0]), width, height)
+                shape_box(copies[0]), width, height)
     return 0.0
 
 
@@ -353,7 +353,7 @@ def check_textbox_on_leftside(result: Any, expected: Any = None) -> float:
     The leftmost pixel darker than grey 128 (transparent parts count as white) must lie within the
     leftmost 5% of the image's width; an image without dark pixels scores 0. ``expected`` is unused.
     """
-    image = _open_image(result)
+    image = open_image(result)
     if image is None:
         logger.info("check_textbox_on_leftside: no readable image (%r)", result)
         return 0.0

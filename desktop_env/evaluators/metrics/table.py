@@ -33,7 +33,9 @@ logger = logging.getLogger(__name__)
 
 # --------------------------------------------------------------------------- compare_table: books and sheets
 @dataclass
-class _Book:
+class Book:
+    """A workbook read twice by openpyxl: with formulas and styles (``wb``) and with cached values."""
+
     path: Path
     wb: Workbook           # formulas and styles
     values: Workbook       # cached values (data_only)
@@ -43,12 +45,12 @@ class _Book:
         return self.wb.sheetnames
 
 
-def _open_book(path) -> _Book | None:
+def _open_book(path) -> Book | None:
     try:
         with warnings.catch_warnings():
             # openpyxl drops extensions it cannot keep (sparklines, x14 validations); rules read those from the XML
             warnings.filterwarnings("ignore", message=".*extension is not supported", category=UserWarning)
-            return _Book(Path(path), openpyxl.load_workbook(path), openpyxl.load_workbook(path, data_only=True))
+            return Book(Path(path), openpyxl.load_workbook(path), openpyxl.load_workbook(path, data_only=True))
     except Exception as exc:  # openpyxl raises many types on a bad file (zip, xml, key errors)
         logger.info("cannot open workbook %s: %s", path, exc)
         return None
@@ -77,7 +79,7 @@ def _sheet_ref_parts(ref: Any) -> tuple[str, str, Any]:
     return ref[0], "N", ref[2:]
 
 
-def parse_sheet_ref(ref: Any, result: _Book | None, expected: _Book | None) -> tuple[_Book | None, str | None]:
+def parse_sheet_ref(ref: Any, result: Book | None, expected: Book | None) -> tuple[Book | None, str | None]:
     """Resolve a sheet reference to (book, sheet name); the name is None when the sheet does not exist.
 
     An int is the result's sheet index; ``RI<i>``/``RN<name>`` a result sheet by index/name;
@@ -102,10 +104,10 @@ def parse_sheet_ref(ref: Any, result: _Book | None, expected: _Book | None) -> t
 class _Books:
     """The two workbooks a rule may refer to."""
 
-    result: _Book
-    expected: _Book | None
+    result: Book
+    expected: Book | None
 
-    def sheet(self, rule: dict, key: str) -> tuple[_Book, str] | None:
+    def sheet(self, rule: dict, key: str) -> tuple[Book, str] | None:
         """The book and sheet named by ``rule[key]``; None (logged) when the sheet does not exist.
 
         Raises:
@@ -120,13 +122,13 @@ class _Books:
             return None
         return book, name
 
-    def pair(self, rule: dict) -> tuple[tuple[_Book, str], tuple[_Book, str]] | None:
+    def pair(self, rule: dict) -> tuple[tuple[Book, str], tuple[Book, str]] | None:
         """The sheets ``sheet_idx0`` and ``sheet_idx1``; None when either does not exist."""
         first, second = self.sheet(rule, "sheet_idx0"), self.sheet(rule, "sheet_idx1")
         return (first, second) if first is not None and second is not None else None
 
 
-def _compare_pair(rule: dict, books: _Books, load: Callable[[_Book, str], Any]) -> bool:
+def _compare_pair(rule: dict, books: _Books, load: Callable[[Book, str], Any]) -> bool:
     """Whether ``load`` gives the same for sheets ``sheet_idx0`` and ``sheet_idx1``."""
     pair = books.pair(rule)
     if pair is None:
@@ -139,7 +141,7 @@ def _compare_pair(rule: dict, books: _Books, load: Callable[[_Book, str], Any]) 
 
 
 # --------------------------------------------------------------------------- sheet_data
-def _frame(book: _Book, sheet: str) -> pd.DataFrame:
+def _frame(book: Book, sheet: str) -> pd.DataFrame:
     return pd.read_excel(book.path, sheet_name=sheet, engine="openpyxl")
 
 
@@ -185,12 +187,12 @@ def _csv_line(cells: list[str]) -> str:
     return out.getvalue()
 
 
-def _export_path(book: _Book, sheet: str) -> Path:
+def _export_path(book: Book, sheet: str) -> Path:
     """Where the suite's postconfig puts LibreOffice's CSV export of a sheet: ``<book>-<sheet>.csv``."""
     return book.path.with_name(f"{book.path.stem}-{sheet}.csv")
 
 
-def printed_lines(book: _Book, sheet: str, use_export: bool = True) -> list[str]:
+def printed_lines(book: Book, sheet: str, use_export: bool = True) -> list[str]:
     """The sheet as it displays, one CSV line per row (stripped; trailing blank lines dropped).
 
     With ``use_export`` and a ``<book>-<sheet>.csv`` beside the book, that export is read; otherwise the
@@ -431,7 +433,7 @@ class RuleType:
 _PAIR = ("sheet_idx0", "sheet_idx1")
 
 
-def _pair_rule(load: Callable[[dict], Callable[[_Book, str], Any]]) -> Callable[[dict, _Books], bool]:
+def _pair_rule(load: Callable[[dict], Callable[[Book, str], Any]]) -> Callable[[dict, _Books], bool]:
     return lambda rule, books: _compare_pair(rule, books, load(rule))
 
 
