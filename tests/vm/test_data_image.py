@@ -8,9 +8,7 @@ import json
 
 import pytest
 
-from desktop_env.controllers.python import PythonController
-from desktop_env.image.store import find_image
-from desktop_env.providers.qemu.provider import QemuProvider
+from profile_vm import back_to_init_state, cached_image_or_skip, running
 
 pytestmark = [pytest.mark.vm, pytest.mark.slow, pytest.mark.data]
 
@@ -19,35 +17,17 @@ SERVICES = ["postgresql@15-main", "mariadb", "desktop-env-dagster-code", "deskto
 
 
 @pytest.fixture(scope="module")
-def data_image():
-    image = find_image("data")
-    if image is None:
-        pytest.skip("no `data` image in the cache; build it with: sudo desktop-env image build --profile data "
-                    "(13 min from an empty cache on a quiet 2-core host, see docs/image.md)")
-    return image
-
-
-@pytest.fixture(scope="module")
-def data_vm(data_image):
-    provider = QemuProvider(image=data_image)
-    provider.start()
-    yield provider
-    provider.stop()
-
-
-@pytest.fixture(scope="module")
-def data_guest(data_vm):
-    controller = PythonController(data_vm.server.host, data_vm.server.port, token=data_vm.token)
-    yield controller
-    controller.close()
+def data_vm():
+    image = cached_image_or_skip("data", "sudo desktop-env image build --profile data (13 min from an empty cache "
+                                         "on a quiet 2-core host, see docs/image.md)")
+    with running(image) as vm_and_guest:
+        yield vm_and_guest
 
 
 @pytest.fixture
-def fresh(data_vm, data_guest):
+def fresh(data_vm):
     """The guest back at init_state (nothing started), ready for commands."""
-    data_vm.revert_to_snapshot()
-    data_guest.wait_ready(timeout_s=120, require_display=False)
-    return data_guest
+    return back_to_init_state(*data_vm)
 
 
 def sh(guest, command: str, timeout_s: float = 300) -> dict:

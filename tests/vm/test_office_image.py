@@ -12,43 +12,22 @@ import time
 
 import pytest
 
-from desktop_env.controllers.python import PythonController
-from desktop_env.image.store import find_image
-from desktop_env.providers.qemu.provider import QemuProvider
+from profile_vm import back_to_init_state, cached_image_or_skip, running
 
 pytestmark = [pytest.mark.vm, pytest.mark.slow, pytest.mark.office]
 
 
 @pytest.fixture(scope="module")
-def office_image():
-    image = find_image("office")
-    if image is None:
-        pytest.skip("no `office` image in the cache; build it with: desktop-env image build --profile office "
-                    "(see docs/image.md)")
-    return image
-
-
-@pytest.fixture(scope="module")
-def office_vm(office_image):
-    provider = QemuProvider(image=office_image)
-    provider.start()
-    yield provider
-    provider.stop()
-
-
-@pytest.fixture(scope="module")
-def office_guest(office_vm):
-    controller = PythonController(office_vm.server.host, office_vm.server.port, token=office_vm.token)
-    yield controller
-    controller.close()
+def office_vm():
+    image = cached_image_or_skip("office", "desktop-env image build --profile office (see docs/image.md)")
+    with running(image) as vm_and_guest:
+        yield vm_and_guest
 
 
 @pytest.fixture
-def fresh(office_vm, office_guest):
+def fresh(office_vm):
     """The guest back at init_state: no app has ever started in this VM."""
-    office_vm.revert_to_snapshot()
-    office_guest.wait_ready(timeout_s=120, require_display=False)
-    return office_guest
+    return back_to_init_state(*office_vm)
 
 
 def windows(guest) -> str:

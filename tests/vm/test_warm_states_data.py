@@ -13,11 +13,11 @@ import pytest
 
 from desktop_env.controllers.python import PythonController
 from desktop_env.envs.warm import ensure_state
-from desktop_env.image.store import find_image
 from desktop_env.providers.qemu.provider import QemuProvider
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from _warm_work import do_work  # noqa: E402
+from profile_vm import cached_image_or_skip  # noqa: E402
 
 pytestmark = [pytest.mark.vm, pytest.mark.slow, pytest.mark.data]
 
@@ -32,9 +32,7 @@ UI = {
 
 @pytest.fixture(scope="module")
 def data_vm():
-    image = find_image("data")
-    if image is None:
-        pytest.skip("no `data` image in the cache; build it with: sudo desktop-env image build --profile data")
+    image = cached_image_or_skip("data", "sudo desktop-env image build --profile data")
     provider = QemuProvider(image=image)
     provider.start()
     yield provider

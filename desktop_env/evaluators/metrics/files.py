@@ -301,6 +301,18 @@ def is_in_list(result: Any, expected: Any) -> float:
     return float(ok)
 
 
+def _jsonc_result(result: Any, metric: str, kind: type, what: str):
+    """The JSON-with-comments file ``result`` loaded, or None (logged) when it is missing, unreadable
+    or does not hold ``what`` (a ``kind``)."""
+    path = result_file(result, metric)
+    data = _UNREADABLE if path is None else _load_jsonc(path)
+    if isinstance(data, kind):
+        return data
+    if data is not _UNREADABLE:
+        logger.info("%s: %s does not hold %s", metric, path, what)
+    return None
+
+
 @METRICS.register()
 def check_json_settings(result: Any, expected: Any) -> float:
     """1 when the JSON settings file ``result`` (e.g. VS Code's ``settings.json``) holds every setting of
@@ -312,11 +324,8 @@ def check_json_settings(result: Any, expected: Any) -> float:
     want = expected_value(expected)
     if not isinstance(want, dict):
         raise MetricError(f"check_json_settings: 'expected' must be an object {{setting: value}}, got {want!r}")
-    path = result_file(result, "check_json_settings")
-    data = _UNREADABLE if path is None else _load_jsonc(path)
-    if not isinstance(data, dict):
-        if data is not _UNREADABLE:
-            logger.info("check_json_settings: %s does not hold an object", path)
+    data = _jsonc_result(result, "check_json_settings", dict, "an object")
+    if data is None:
         return 0.0
     wrong = {k: data.get(k, "<missing>") for k, v in want.items() if k not in data or data[k] != v}
     if wrong:
@@ -336,11 +345,8 @@ def check_json_keybindings(result: Any, expected: Any) -> float:
     want = expected_value(expected)
     if not isinstance(want, dict):
         raise MetricError(f"check_json_keybindings: 'expected' must be a binding object, got {want!r}")
-    path = result_file(result, "check_json_keybindings")
-    data = _UNREADABLE if path is None else _load_jsonc(path)
-    if not isinstance(data, list):
-        if data is not _UNREADABLE:
-            logger.info("check_json_keybindings: %s does not hold a list", path)
+    data = _jsonc_result(result, "check_json_keybindings", list, "a list")
+    if data is None:
         return 0.0
     ok = want in data
     if not ok:
