@@ -18,11 +18,13 @@ Generator modules, named by what they write (``GENERATORS``; each has a ``main()
 - ``accounts``: the BigQuery and Snowflake tasks (``test_account.json``);
 - ``mousepad``, ``downloads``, ``file_manager``: base-image GUI task pairs (``test_gui.json``),
   solved with GUI steps that find their targets in the accessibility tree (Mousepad, Thunar)
-  or a page's DOM (a Chromium download); the download's twin is in ``test_smoke.json``.
+  or a page's DOM (a Chromium download); the download's twin is in ``test_smoke.json``;
+- ``writer``: LibreOffice Writer GUI task pairs on the ``office`` image (``test_office.json``).
 
 Shared helpers: ``common`` (guest commands, the ``eval.sh`` head, writing pairs of tasks and
 updating indexes; it describes a pair's keys), ``datasets`` (synthetic data drawn from fixed
-seeds, and the image's sample data) and ``workbooks`` (saving xlsx files).
+seeds, and the image's sample data), ``workbooks`` (saving xlsx files) and ``office_files`` (saving
+docx and pptx files with fixed dates).
 
 Old names: until the generators were grouped by app, the data-image pairs were written by
 ``data_batch1.py`` ... ``data_batch6.py`` (one script per batch), the base-image ones by
@@ -39,10 +41,10 @@ import importlib
 #: Every generator module, in the order a full run writes them.
 GENERATORS = ("base_image", "postgresql", "mariadb", "dbt", "dagster", "airflow", "duckdb", "geany", "jupyter",
               "sqlite", "terminal", "calc", "chromium", "superset", "accounts", "mousepad", "downloads",
-              "file_manager")
+              "file_manager", "writer")
 
 #: The package's modules that generate nothing themselves.
-HELPERS = ("common", "datasets", "workbooks")
+HELPERS = ("common", "datasets", "workbooks", "office_files")
 
 
 def run(names: tuple[str, ...] | list[str] = GENERATORS) -> None:

@@ -248,11 +248,12 @@ def write_pair(pair: dict) -> dict[str, str]:
 
 
 def index_files(pair: dict) -> tuple[str, ...]:
-    """The index files listing both twins of ``pair``: test_all and test_non_account; test_data for a
-    pair on the data image; test_gui for a ``gui`` or ``cli+gui`` pair of the GUI suite (``gui_suite``)."""
+    """The index files listing both twins of ``pair``: test_all and test_non_account; test_data or
+    test_office for a pair on the data or office image; test_gui for a ``gui`` or ``cli+gui`` pair of the GUI suite (``gui_suite``)."""
     out = ("test_all.json", "test_non_account.json")
-    if pair.get("snapshot", "data").split(":")[0] == "data":
-        out += ("test_data.json",)
+    profile = pair.get("snapshot", "data").split(":")[0]
+    if profile in ("data", "office"):
+        out += (f"test_{profile}.json",)
     if pair.get("gui_suite"):
         out += ("test_gui.json",)
     return out
