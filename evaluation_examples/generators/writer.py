@@ -181,7 +181,8 @@ def pairs() -> list[dict]:
                           "options": {"ignore_blanks": False}},
             "solution": [
                 {"gui": "wait", "for": {"window": re.escape("report.docx")}},
-                *menu("Edit", "Find and Replace..."),
+                {"gui": "click", "target": {"role": "menu", "name": "Edit"}},
+                {"gui": "click", "target": {"role": "menu-item", "name_contains": "Find and Replace"}},
                 {"gui": "wait", "for": FIND_REPLACE},
                 {"gui": "type", "target": {"role": "text", "within": FIND_REPLACE, "index": 0}, "text": OLD,
                  "note": "the Find field"},
