@@ -41,20 +41,24 @@ def report_paragraphs() -> list[tuple[str, str]]:
     return paras
 
 
-def _write(folder: Path, name: str, paras: list[tuple[str, str]]) -> None:
+def _write(folder: Path, name: str, paras: list[tuple[str, str]], strike_last: bool = False) -> None:
     import docx
 
     doc = docx.Document()
     for style, text in paras:
         doc.add_paragraph(text, style=style)
+    if strike_last:
+        for run in doc.paragraphs[-1].runs:
+            run.font.strike = True
     save_stable(doc, folder / name)
 
 
 def write_report(folder: Path) -> None:
-    """``report.docx`` as the task starts, and ``report_gold.docx``: the same text with the
-    programme's new name (the replace pair's expected text; the other pairs compare with the start)."""
+    """``report.docx`` as the task starts, ``report_gold.docx`` (the same text with the programme's new
+    name) and ``report_struck_gold.docx`` (its last paragraph struck through)."""
     _write(folder, "report.docx", report_paragraphs())
     _write(folder, "report_gold.docx", [(s, t.replace(OLD, NEW)) for s, t in report_paragraphs()])
+    _write(folder, "report_struck_gold.docx", report_paragraphs(), strike_last=True)
 
 
 def open_in_writer(name: str) -> list[dict]:
@@ -124,6 +128,7 @@ def pairs() -> list[dict]:
         {
             **COMMON,
             "name": "writer_center_title",
+            "unproven": False,
             "action_number": 3,
             "source": ["https://help.libreoffice.org/latest/en-US/text/swriter/04/01020000.html"],
             "abstract": "The report open in LibreOffice Writer has its title, the first line, aligned left. "
@@ -144,6 +149,7 @@ def pairs() -> list[dict]:
         {
             **COMMON,
             "name": "writer_strike_through_last_paragraph",
+            "unproven": False,
             "action_number": 4,
             "source": ["https://help.libreoffice.org/latest/en-US/text/shared/01/05110300.html"],
             "abstract": "The last paragraph of the report open in LibreOffice Writer is an outdated note. Strike "
@@ -155,7 +161,7 @@ def pairs() -> list[dict]:
                        "3. Choose Format > Text > Strikethrough.\n"
                        f"4. {SAVE_STEP}",
             "evaluator": {"func": "evaluate_strike_through_last_paragraph", "result": result(),
-                          "expected": expected()},
+                          "expected": expected("report_struck_gold.docx")},
             "solution": [
                 {"gui": "wait", "for": {"window": re.escape("report.docx")}},
                 {"gui": "key", "keys": "ctrl+end"},
