@@ -305,12 +305,18 @@ def pivot_workbooks(folder: Path) -> None:
 
 def open_in_calc(name: str) -> list[dict]:
     """Setup: ``name`` fresh in ~/reports, opened in the Calc of the ``calc`` warm state, maximized, idle."""
-    path = f"{REPORTS}/{name}"
+    return open_in_libreoffice(REPORTS, name, "calc")
+
+
+def open_in_libreoffice(folder: str, name: str, app: str) -> list[dict]:
+    """Setup: the task's file ``name`` fresh in the guest's ``folder`` (no lock file left), opened in
+    LibreOffice's ``app`` (``calc``, ``writer``, ``impress``), maximized and idle."""
+    path = f"{folder}/{name}"
     return [
-        {"type": "execute", "parameters": {"command": f"mkdir -p {REPORTS} && rm -f {path} "
-                                           f"'{REPORTS}/.~lock.{name}#'", "shell": True}},
+        {"type": "execute", "parameters": {"command": f"mkdir -p {folder} && rm -f {path} "
+                                           f"'{folder}/.~lock.{name}#'", "shell": True}},
         {"type": "copyfile_from_host_to_guest", "parameters": {"src": f"{{folder}}/{name}", "dest": path}},
-        {"type": "launch", "parameters": {"command": ["libreoffice", "--calc", path]}},
+        {"type": "launch", "parameters": {"command": ["libreoffice", f"--{app}", path]}},
         wait_for_window(name),
         {"type": "execute", "parameters": {"command": f"wmctrl -r '{name}' -b add,maximized_vert,maximized_horz",
                                            "shell": True}},

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .calc import SOFFICE_QUIET
-from .common import wait_for_window, write_pairs
+from .calc import open_in_libreoffice
+from .common import write_pairs
 from .office_files import save_stable
 
 DOCS = "/home/user/Documents"
@@ -48,22 +48,6 @@ def write_decks(folder: Path) -> None:
     save_stable(_deck([s for s in SLIDES if s[0] != DRAFT_TITLE]), folder / "review_gold.pptx")
 
 
-def open_in_impress(name: str) -> list[dict]:
-    """Setup: ``name`` fresh in ~/Documents, opened in Impress, maximized and idle."""
-    path = f"{DOCS}/{name}"
-    return [
-        {"type": "execute", "parameters": {"command": f"mkdir -p {DOCS} && rm -f {path} '{DOCS}/.~lock.{name}#'",
-                                           "shell": True}},
-        {"type": "copyfile_from_host_to_guest", "parameters": {"src": f"{{folder}}/{name}", "dest": path}},
-        {"type": "launch", "parameters": {"command": ["libreoffice", "--impress", path]}},
-        wait_for_window(name),
-        {"type": "execute", "parameters": {"command": f"wmctrl -r '{name}' -b add,maximized_vert,maximized_horz",
-                                           "shell": True}},
-        {"type": "activate_window", "parameters": {"window_name": name}},
-        SOFFICE_QUIET,
-    ]
-
-
 def result() -> dict:
     """The evaluator's result side: the saved deck from ~/Documents."""
     return {"type": "vm_file", "path": f"{DOCS}/{DECK}", "dest": DECK}
@@ -89,7 +73,7 @@ TEXT_ONLY = {"examine_shape": False, "examine_alignment": False, "examine_indent
 SLIDE_SETUP = {"role": "dialog", "name": "Slide Properties"}
 COMMON = {"id_seed": "office_suite", "app": "impress", "snapshot": "office", "interface": "gui",
           "related_apps": ["impress"], "category": "presentations", "gen": write_decks,
-          "config": open_in_impress(DECK), "unproven": True}
+          "config": open_in_libreoffice(DOCS, DECK, "impress"), "unproven": True}
 SAVE_STEP = "Save with Ctrl+S, keeping the PowerPoint format."
 
 

@@ -11,8 +11,8 @@ import random
 import re
 from pathlib import Path
 
-from .calc import SOFFICE_QUIET
-from .common import wait_for_window, write_pairs
+from .calc import menu, open_in_libreoffice
+from .common import write_pairs
 from .office_files import save_stable
 
 DOCS = "/home/user/Documents"
@@ -61,22 +61,6 @@ def write_report(folder: Path) -> None:
     _write(folder, "report_struck_gold.docx", report_paragraphs(), strike_last=True)
 
 
-def open_in_writer(name: str) -> list[dict]:
-    """Setup: ``name`` fresh in ~/Documents, opened in Writer, maximized and idle."""
-    path = f"{DOCS}/{name}"
-    return [
-        {"type": "execute", "parameters": {"command": f"mkdir -p {DOCS} && rm -f {path} '{DOCS}/.~lock.{name}#'",
-                                           "shell": True}},
-        {"type": "copyfile_from_host_to_guest", "parameters": {"src": f"{{folder}}/{name}", "dest": path}},
-        {"type": "launch", "parameters": {"command": ["libreoffice", "--writer", path]}},
-        wait_for_window(name),
-        {"type": "execute", "parameters": {"command": f"wmctrl -r '{name}' -b add,maximized_vert,maximized_horz",
-                                           "shell": True}},
-        {"type": "activate_window", "parameters": {"window_name": name}},
-        SOFFICE_QUIET,
-    ]
-
-
 def result() -> dict:
     """The evaluator's result side: the saved report from ~/Documents."""
     return {"type": "vm_file", "path": f"{DOCS}/report.docx", "dest": "report.docx"}
@@ -107,17 +91,10 @@ def save(contains: str) -> list[dict]:
     ]
 
 
-def menu(*path: str, role: str = "menu-item") -> list[dict]:
-    """Clicks through Writer's menu bar: the menu, any submenus, then the item."""
-    *menus, item = path
-    return ([{"gui": "click", "target": {"role": "menu", "name": m}} for m in menus]
-            + [{"gui": "click", "target": {"role": role, "name": item}}])
-
-
 FIND_REPLACE = {"role": "dialog", "name": "Find and Replace"}
 COMMON = {"id_seed": "office_suite", "app": "writer", "snapshot": "office", "interface": "gui",
           "related_apps": ["writer"], "category": "documents", "files": {}, "gen": write_report,
-          "config": open_in_writer("report.docx"), "unproven": True}
+          "config": open_in_libreoffice(DOCS, "report.docx", "writer"), "unproven": True}
 OPEN_STEP = "In the LibreOffice Writer window showing report.docx"
 SAVE_STEP = "Save with Ctrl+S, keeping the Word format."
 
