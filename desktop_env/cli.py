@@ -162,9 +162,19 @@ def cmd_image_lock(args) -> int:
     recipe = Recipe.load(args.profile)
     lock = wheels.lock_venvs({v.name: v.requirements for v in recipe.layer_venvs}, recipe.python_version,
                             no_deps={v.name for v in recipe.layer_venvs if v.no_deps})
+    if recipe.node_apps:
+        from dataclasses import asdict
+
+        from desktop_env.image import node_apps
+        from desktop_env.paths import cache_dir
+
+        lock["node_apps"] = {app.name: {"spec": asdict(app), "package_lock": node_apps.lock(app, cache_dir(None))}
+                             for app in recipe.node_apps}
     recipe.lock_path.write_text(json.dumps(lock, indent=1, sort_keys=True) + "\n")
     for name, entry in lock["venvs"].items():
         print(f"  {name}: {len(entry['pins'])} packages")
+    for name, entry in lock.get("node_apps", {}).items():
+        print(f"  {name} (Node.js {entry['spec']['node']}): {len(entry['package_lock']['packages']) - 1} npm packages")
     print(f"wrote {recipe.lock_path}")
     return 0
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import requests
 
 from desktop_env.errors import HostToolMissing, ImageBuildError, PrivilegeError
-from desktop_env.image import wheels
+from desktop_env.image import node_apps, wheels
 from desktop_env.image.recipe import Recipe, parse_screen
 from desktop_env.image.store import ImageInfo, find_image, human_size, images_dir, layers_dir, prune_superseded
 from desktop_env.paths import cache_dir as default_cache_dir
@@ -275,6 +275,8 @@ class ImageBuilder:
             venv = freeze.stem[len("freeze-"):]
             manifest["python"][venv] = dict(
                 l.split("==", 1) for l in freeze.read_text().splitlines() if "==" in l)
+        if (partial / "node-apps.json").exists():
+            manifest["node_apps"] = json.loads((partial / "node-apps.json").read_text())
         (partial / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
         info = {
             "hash": pkg_hash, "profile": self.recipe.name, "suite": self.recipe.suite, "mirror": self.mirror,
@@ -327,6 +329,7 @@ class ImageBuilder:
             resolv.write_bytes(saved_resolv)
         for junk in [*(root / "var/cache/apt/archives").glob("*.deb"), *(root / "var/lib/apt/lists").glob("*_*")]:
             junk.unlink()
+        self._install_node_apps(root, partial)
         log.info("[packages] packing the %s layer", self.recipe.name)
         self._run(["tar", "--numeric-owner", "--xattrs", "--xattrs-include=*", "-cpf", str(partial / "rootfs.tar"),
                    "-C", str(root), "."], "packages")
@@ -337,6 +340,26 @@ class ImageBuilder:
         shutil.rmtree(layer, ignore_errors=True)
         os.replace(partial, layer)
         return layer
+
+    def _install_node_apps(self, root: Path, partial: Path) -> None:
+        """Install the profile's Node.js apps on the host (cached) and copy them under ``root``;
+        what went in is written to ``partial/node-apps.json`` for the layer's manifest."""
+        if not self.recipe.node_apps:
+            return
+        t0 = time.monotonic()
+        locks = self.recipe.locked_node_apps()
+        if locks is None:
+            log.warning("[node-apps] %s has no lock for the recipe's node.apps; resolving now (run `desktop-env "
+                        "image lock --profile %s` and commit it for reproducible builds)",
+                        self.recipe.lock_path, self.recipe.name)
+            locks = {a.name: node_apps.lock(a, self.cache, self.log_dir / "node-apps.log")
+                     for a in self.recipe.node_apps}
+        installed = {}
+        for app in self.recipe.node_apps:
+            tree = node_apps.install_tree(app, locks[app.name], self.cache, self.log_dir / "node-apps.log")
+            installed[app.name] = node_apps.copy_into(root, app, tree)
+        (partial / "node-apps.json").write_text(json.dumps(installed, indent=1, sort_keys=True))
+        self._phase_done("node-apps", t0)
 
     def _run_in_chroot(self, root: Path, script: str, phase: str) -> None:
         """Run ``script`` (sh) chrooted in ``root`` with /proc, /dev and /dev/shm mounted in a private

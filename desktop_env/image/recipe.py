@@ -5,10 +5,11 @@ import hashlib
 import json
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from desktop_env.errors import ImageBuildError
+from desktop_env.image.node_apps import NodeAppSpec
 from desktop_env.paths import repo_root
 
 PROFILES_DIR = Path(__file__).resolve().parent / "profiles"
@@ -76,6 +77,8 @@ class Recipe:
     own_venv_names: list[str] = field(default_factory=list)
     #: Mount /proc, /dev and /dev/shm (in a private mount namespace) while the assembly scripts run.
     chroot_mounts: bool = False
+    #: Node.js apps this profile's own layer installs (``[node.apps.<name>]``, only in a profile that extends another).
+    node_apps: list[NodeAppSpec] = field(default_factory=list)
 
     @property
     def layer_venvs(self) -> list[VenvSpec]:
@@ -115,6 +118,11 @@ class Recipe:
             extends = own.get("profile", {}).get("extends")
             own_packages = sorted(set(own.get("debian", {}).get("packages", []))) if extends else sorted(set(deb["packages"]))
             own_venv_names = list(own.get("python", {}).get("venvs", {}))
+            node_apps = [NodeAppSpec.from_table(name, table, src)
+                         for name, table in own.get("node", {}).get("apps", {}).items()]
+            if node_apps and not extends:
+                raise ImageBuildError("recipe", f"{src}: node.apps are installed on a layer derived from another "
+                                                "profile's; declare them in a profile with `extends`")
             return cls(
                 name=profile,
                 description=prof.get("description", ""),
@@ -140,6 +148,7 @@ class Recipe:
                 own_packages=own_packages,
                 own_venv_names=own_venv_names,
                 chroot_mounts=bool(asm.get("chroot_mounts", False)),
+                node_apps=node_apps,
             )
         except KeyError as exc:
             raise ImageBuildError("recipe", f"{src}: missing required key {exc}") from exc
@@ -170,6 +179,18 @@ class Recipe:
             pins[venv.name] = entry["pins"]
         return pins
 
+    def locked_node_apps(self) -> dict[str, dict] | None:
+        """package-lock.json per Node.js app from the lock, or None if missing or stale (an app's
+        spec differs from the recipe's)."""
+        entries = (self.read_lock() or {}).get("node_apps", {})
+        locks = {}
+        for app in self.node_apps:
+            entry = entries.get(app.name)
+            if not entry or entry.get("spec") != asdict(app):
+                return None
+            locks[app.name] = entry["package_lock"]
+        return locks
+
     # -- hashes -----------------------------------------------------------------------
     def package_hash(self, mirror: str, parent_hash: str | None = None) -> str:
         """Key of the package layer: Debian packages, mirror, suite, venv pins.
@@ -188,6 +209,8 @@ class Recipe:
                 "venvs": [{"name": v.name, "path": v.path, "ssp": v.system_site_packages,
                            "requirements": v.requirements, "no_deps": v.no_deps} for v in self.layer_venvs],
                 "lock": self.locked_pins(),
+                **({"node_apps": [asdict(a) for a in self.node_apps], "node_lock": self.locked_node_apps()}
+                   if self.node_apps else {}),
             })
         payload = {
             "v": PACKAGE_LAYER_VERSION,

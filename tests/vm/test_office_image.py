@@ -122,3 +122,22 @@ def test_vlc_web_interface_answers(fresh):
             break
         time.sleep(2)
     assert "<state>stopped</state>" in reply["output"], reply
+
+
+def test_code_opens_a_file_in_the_editor_reading_vs_codes_settings_file(fresh):
+    """The suite's VS Code tasks run `code PATH`, find the window by "Visual Studio Code" and read the
+    editor's settings from ~/.config/Code/User/settings.json: the editor (code-server in a Chromium app
+    window) reads that file, as the window title it sets shows."""
+    fresh.execute("mkdir -p ~/project ~/.config/Code/User && echo 'print(1)' > ~/project/hello.py && "
+                  "echo '{\"window.title\": \"${activeEditorShort} - from-settings - ${appName}\"}' "
+                  "> ~/.config/Code/User/settings.json", shell=True)
+    reply = fresh.execute(["code", "/home/user/project/hello.py"], timeout_s=400)
+    assert reply["returncode"] == 0, reply
+    titles = wait_title(fresh, "hello.py - from-settings - Visual Studio Code", 420)
+    assert "hello.py - from-settings - Visual Studio Code" in titles
+    # Extensions live where VS Code keeps them, and the CLI answers for the suite's extension checks.
+    listed = fresh.execute(["code", "--list-extensions", "--show-versions"], timeout_s=180)
+    assert listed["returncode"] == 0, listed
+    assert fresh.execute("test -d ~/.vscode/extensions", shell=True)["returncode"] == 0
+    version = fresh.execute(["code", "--version"], timeout_s=180)
+    assert re.match(r"\d+\.\d+\.\d+", version["output"]), version

@@ -2,7 +2,7 @@
 # Final assembly of the office profile, after base's, inside the guest root filesystem.
 set -eu
 
-chmod 0755 /usr/local/bin/google-chrome
+chmod 0755 /usr/local/bin/google-chrome /usr/local/bin/code
 # `google-chrome` runs as a process named chrome (the suite stops it with `pkill chrome`): a hard link,
 # since a process started through a symbolic link takes the name of the link's target.
 ln -f /usr/lib/chromium/chromium /usr/lib/chromium/chrome
@@ -13,6 +13,11 @@ grep -q '^(show-tips no)' /etc/gimp/2.0/gimprc || echo '(show-tips no)' >> /etc/
 # VLC's settings from the skeleton (base's assembly copied /etc/skel before these files existed).
 mkdir -p /home/user/.config/vlc
 cp /etc/skel/.config/vlc/vlcrc /home/user/.config/vlc/vlcrc
+
+# The editor (`code`, code-server): machine-level defaults that keep its first window quiet (no AI chat
+# panel, no welcome page, no recommendations); there is no user settings.json, as in a fresh VS Code.
+mkdir -p /home/user/.config/Code/Machine
+cp /etc/skel/.config/Code/Machine/settings.json /home/user/.config/Code/Machine/settings.json
 
 # LibreOffice: Impress starts on an empty presentation, not on its "Select a Template" dialog
 # (LibreOffice 7.4 keeps that switch in Impress/Misc/NewDoc/AutoPilot).
