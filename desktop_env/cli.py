@@ -163,13 +163,10 @@ def cmd_image_lock(args) -> int:
     lock = wheels.lock_venvs({v.name: v.requirements for v in recipe.layer_venvs}, recipe.python_version,
                             no_deps={v.name for v in recipe.layer_venvs if v.no_deps})
     if recipe.node_apps:
-        from dataclasses import asdict
-
         from desktop_env.image import node_apps
         from desktop_env.paths import cache_dir
 
-        lock["node_apps"] = {app.name: {"spec": asdict(app), "package_lock": node_apps.lock(app, cache_dir(None))}
-                             for app in recipe.node_apps}
+        lock["node_apps"] = node_apps.lock_entries(recipe.node_apps, cache_dir(None))
     recipe.lock_path.write_text(json.dumps(lock, indent=1, sort_keys=True) + "\n")
     for name, entry in lock["venvs"].items():
         print(f"  {name}: {len(entry['pins'])} packages")

@@ -19,7 +19,6 @@ A profile declares one app per table::
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -31,6 +30,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from desktop_env.errors import HostToolMissing, ImageBuildError
+from desktop_env.image.digest import json_digest
 
 log = logging.getLogger(__name__)
 
@@ -67,10 +67,6 @@ class NodeAppSpec:
     def package_json(self) -> dict:
         """The package.json the app is installed from."""
         return {"name": f"desktop-env-{self.name}", "private": True, "dependencies": dict(self.dependencies)}
-
-
-def _digest(payload) -> str:
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def check_host_tools() -> None:
@@ -144,10 +140,28 @@ def lock(spec: NodeAppSpec, cache: Path, log_path: Path | None = None) -> dict:
         return json.loads((Path(tmp) / "package-lock.json").read_text())
 
 
+def lock_entries(apps: list[NodeAppSpec], cache: Path) -> dict[str, dict]:
+    """The ``node_apps`` section of a profile's lock file: each app's spec and resolved package-lock.json."""
+    return {app.name: {"spec": asdict(app), "package_lock": lock(app, cache)} for app in apps}
+
+
+def locked_package_locks(profile_lock: dict, apps: list[NodeAppSpec]) -> dict[str, dict] | None:
+    """package-lock.json per app from a profile's lock file (see :func:`lock_entries`), or None if an
+    app is missing there or was locked from a different spec (the lock is stale)."""
+    entries = profile_lock.get("node_apps", {})
+    locks = {}
+    for app in apps:
+        entry = entries.get(app.name)
+        if not entry or entry.get("spec") != asdict(app):
+            return None
+        locks[app.name] = entry["package_lock"]
+    return locks
+
+
 def install_tree(spec: NodeAppSpec, package_lock: dict, cache: Path, log_path: Path | None = None) -> Path:
     """The app installed on the host (Node.js in ``node/``, packages in ``node_modules/``), built once
     per spec and lock into ``cache/node-apps/<name>-<hash>``; a failed build leaves nothing behind."""
-    key = _digest({"spec": asdict(spec), "lock": package_lock})
+    key = json_digest({"spec": asdict(spec), "lock": package_lock})
     tree = cache / "node-apps" / f"{spec.name}-{key}"
     if (tree / ".complete").exists():
         log.info("[node-apps] reusing %s (%s)", spec.name, tree)

@@ -9,7 +9,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from desktop_env.errors import ImageBuildError
-from desktop_env.image.node_apps import NodeAppSpec
+from desktop_env.image.digest import json_digest
+from desktop_env.image.node_apps import NodeAppSpec, locked_package_locks
 from desktop_env.paths import repo_root
 
 PROFILES_DIR = Path(__file__).resolve().parent / "profiles"
@@ -182,14 +183,7 @@ class Recipe:
     def locked_node_apps(self) -> dict[str, dict] | None:
         """package-lock.json per Node.js app from the lock, or None if missing or stale (an app's
         spec differs from the recipe's)."""
-        entries = (self.read_lock() or {}).get("node_apps", {})
-        locks = {}
-        for app in self.node_apps:
-            entry = entries.get(app.name)
-            if not entry or entry.get("spec") != asdict(app):
-                return None
-            locks[app.name] = entry["package_lock"]
-        return locks
+        return locked_package_locks(self.read_lock() or {}, self.node_apps)
 
     # -- hashes -----------------------------------------------------------------------
     def package_hash(self, mirror: str, parent_hash: str | None = None) -> str:
@@ -203,7 +197,7 @@ class Recipe:
             if not parent_hash:
                 raise ImageBuildError("recipe", f"{self.source}: profile {self.name!r} extends {self.extends!r}; "
                                                 "its package hash needs the parent's package hash")
-            return _digest({
+            return json_digest({
                 "v": PACKAGE_LAYER_VERSION, "parent": parent_hash, "suite": self.suite, "mirror": mirror,
                 "packages": self.own_packages,
                 "venvs": [{"name": v.name, "path": v.path, "ssp": v.system_site_packages,
@@ -220,7 +214,7 @@ class Recipe:
                        "requirements": v.requirements, "no_deps": v.no_deps} for v in self.venvs],
             "lock": self.locked_pins(),
         }
-        return _digest(payload)
+        return json_digest(payload)
 
     def assembly_hash(self, package_hash: str, screen: str, auth: bool, machine_abi: str) -> str:
         """Key of the final image: package layer + server code + configuration + ready-state inputs."""
@@ -270,10 +264,6 @@ def _load_merged(profile: str, profiles_dir: Path, seen: list[str]) -> tuple[dic
     if "chroot_mounts" in asm:
         merged["assembly"]["chroot_mounts"] = asm["chroot_mounts"]
     return merged, chain + [profile]
-
-
-def _digest(payload) -> str:
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def _hash_tree(h, path: Path) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from desktop_env.errors import ImageBuildError
 from desktop_env.image import node_apps
+from desktop_env.image.digest import json_digest
 from desktop_env.image.node_apps import NodeAppSpec
 from desktop_env.image.recipe import Recipe
 
@@ -55,10 +56,11 @@ def test_profile_declares_node_apps_and_they_key_its_package_layer(tmp_path):
     assert other.package_hash("http://m", "parent") != recipe.package_hash("http://m", "parent")
 
 
-def test_lock_is_used_only_while_it_matches_the_recipe(tmp_path):
+def test_lock_is_used_only_while_it_matches_the_recipe(tmp_path, monkeypatch):
     recipe = Recipe.load("child", _profiles(tmp_path))
     package_lock = {"lockfileVersion": 3, "packages": {}}
-    entry = {"spec": {**_spec().__dict__}, "package_lock": package_lock}
+    monkeypatch.setattr(node_apps, "lock", lambda app, cache: package_lock)  # what npm would resolve
+    entry = node_apps.lock_entries(recipe.node_apps, tmp_path)["editor"]  # as `image lock` writes it
     recipe.lock_path.write_text(json.dumps({"python_version": "3.11.2", "venvs": {}, "node_apps": {"editor": entry}}))
     assert recipe.locked_node_apps() == {"editor": package_lock}
     locked_hash = recipe.package_hash("http://m", "parent")
@@ -121,7 +123,7 @@ def test_exposing_a_command_no_dependency_provides_is_an_error(tmp_path):
 
 def test_a_complete_install_is_reused_without_building(tmp_path, monkeypatch):
     spec, lock = _spec(), {"packages": {}}
-    key = node_apps._digest({"spec": spec.__dict__, "lock": lock})
+    key = json_digest({"spec": spec.__dict__, "lock": lock})
     tree = tmp_path / "node-apps" / f"editor-{key}"
     tree.mkdir(parents=True)
     (tree / ".complete").write_text(key)

@@ -120,7 +120,8 @@ def _open_tab(port: int, url: str) -> None:
 def test_chrome_open_tabs_keeps_query_strings_and_escapes(page_ctx, http_root):
     """The URL reaches Chromium whole: `&`, `#` and percent-escapes survive DevTools' /json/new."""
     root, base = http_root
-    (root / "q.html").write_text("<title>q</title>")
+    # Text in the body: chrome_open_tabs waits (up to setup.page_render) for a page to show text.
+    (root / "q.html").write_text("<title>q</title><p>query page</p>")
     url = f"{base}/q.html?a=1&run=manual__2024%3A00%2B00#frag"
     ctx = page_ctx()
     run_step(ctx, _step({"type": "chrome_open_tabs", "parameters": {"urls_to_open": [url]}}))
