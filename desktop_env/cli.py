@@ -135,9 +135,9 @@ def _state_lines(image) -> list[str]:
 def cmd_image_warm(args) -> int:
     from desktop_env.envs.warm import build_missing_states
     from desktop_env.image.states import recipe_for, remove_state, state_recipes
-    from desktop_env.image.store import resolve_image
+    from desktop_env.image.current import resolve
 
-    image = resolve_image(args.image or args.profile, args.cache_dir)
+    image = resolve(args.image or args.profile, args.cache_dir)
     names = args.state or sorted(state_recipes(image.profile))
     for name in names:
         recipe_for(image, name)  # an unknown name fails before anything starts, listing the known ones

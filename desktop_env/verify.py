@@ -274,10 +274,10 @@ def cli_gui_index(suite: Path, out: Path, examples_dir: Path | None = None) -> i
 
 def _image_identity(path_to_vm: str | None, cache_dir: str | None) -> tuple[str, str]:
     from desktop_env.errors import DesktopEnvError
-    from desktop_env.image.store import resolve_image
+    from desktop_env.image.current import resolve
 
     try:
-        image = resolve_image(path_to_vm or "base", Path(cache_dir) if cache_dir else None)
+        image = resolve(path_to_vm or "base", Path(cache_dir) if cache_dir else None)
     except DesktopEnvError as exc:
         log.warning("cannot name the image for the table: %s", exc)
         return "", ""

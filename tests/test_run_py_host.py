@@ -331,6 +331,38 @@ def test_a_task_error_mid_episode_records_the_steps_taken(tmp_path):
     assert json.loads((folder / "status.json").read_text())["steps"] == 2
 
 
+class _SetupEnv(_HostOnlyEnv):
+    """Runs the task's setup steps for real at reset (none of them reaches the VM before failing)."""
+
+    def reset(self, options=None):
+        from desktop_env.configs.dispatch import run_config
+        from desktop_env.session import SetupContext
+
+        super().reset(options)
+        run_config(SetupContext(controller=None, task=self.task, cache_dir=self.cache_dir))
+        return {}, {}
+
+
+def test_a_failed_download_names_the_url_the_task_file_and_the_step(tmp_path):
+    url = "http://127.0.0.1:9/data/missing.csv"  # the discard port: nothing listens, the fetch fails at once
+    task_dir = tmp_path / "suite/evaluation_examples/examples/os" / OS_TASK
+    task_dir.mkdir(parents=True)
+    path = task_dir / f"{OS_TASK}.json"
+    path.write_text(json.dumps({
+        "id": OS_TASK, "instruction": "x",
+        "config": [{"type": "download", "parameters": {"files": [{"url": url, "path": "/home/user/missing.csv"}]}}],
+        "evaluator": {"func": "exact_match", "result": {"type": "rule", "rules": "b"},
+                      "expected": {"type": "rule", "rules": "b"}}}))
+    args = args_for(tmp_path, {"os": [OS_TASK]}, "--model", "noop")
+    job = {"task_id": OS_TASK, "domain": "os", "trial": 1, "folder": str(tmp_path / "results/os" / OS_TASK),
+           "path": str(path)}
+    from desktop_env.agents.simple import NoopAgent
+
+    status = run_job(job, args, NoopAgent(), [_SetupEnv(tmp_path / "cache")], None)
+    assert status["status"] == "task_error" and status["final"], status
+    assert status["error"].startswith(f"SetupError: file {path}, field config[0]: download: could not fetch {url}")
+
+
 @pytest.mark.parametrize("replays_solution", [False, True])
 def test_max_steps_limits_agents_not_the_reference_solution(tmp_path, replays_solution):
     """--max_steps is an agent's budget: an agent with more actions is stopped there, while the oracle

@@ -208,7 +208,7 @@ def run_job(job: dict, args, agent, env_box: list, new_env) -> dict:
                 break
             except Exception as exc:  # a setup step or evaluator that cannot work: the task is broken
                 stop_alarm()
-                status.update(status="task_error", final=True, error=f"{type(exc).__name__}: {exc}",
+                status.update(status="task_error", final=True, error=_task_error_text(exc, task),
                               steps=count_steps(folder))
                 log.error("task %s failed:\n%s", job["task_id"], traceback.format_exc())
                 break
@@ -232,3 +232,13 @@ def run_job(job: dict, args, agent, env_box: list, new_env) -> dict:
             log.error("task %s: could not write its results in %s: %s", job["task_id"], folder, exc)
             status.update(status="infra_error", final=False, score=None, error=f"results not written: {exc}")
     return status
+
+
+def _task_error_text(exc: Exception, task) -> str:
+    """``Type: message`` of a task's failure; a setup step's also names the task file and the step
+    (``file F, field config[2]``), as a failing solution step's does."""
+    where = getattr(exc, "where", None)
+    if where:
+        return f"{type(exc).__name__}: file {task.path or task.id}, field {where}: {exc}"
+    return f"{type(exc).__name__}: {exc}"
+

@@ -133,10 +133,10 @@ def prepare_warm_states(args, todo: list[dict], report: Report) -> dict:
         report(f"{len(named)} tasks name a snapshot the {args.provider_name} provider has no warm states for: "
                "they start from init_state")
         return {}
-    from desktop_env.image.store import resolve_image
+    from desktop_env.image.current import resolve
 
     cache = Path(args.cache_dir) if args.cache_dir else None
-    image = resolve_image(args.path_to_vm or "base", cache)
+    image = resolve(args.path_to_vm or "base", cache)
     used, missing = states_needed(tasks, image)
     for name, n in sorted(missing.items()):
         report(f"{n} tasks name the snapshot {name!r}, which image {image.name} has no warm state of: they start "

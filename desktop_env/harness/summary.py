@@ -31,9 +31,9 @@ def image_state(args) -> dict:
     """
     if args.provider_name != "qemu":
         return {"path_to_vm": args.path_to_vm}
-    from desktop_env.image.store import resolve_image
+    from desktop_env.image.current import resolve
 
-    image = resolve_image(args.path_to_vm or "base", Path(args.cache_dir) if args.cache_dir else None)
+    image = resolve(args.path_to_vm or "base", Path(args.cache_dir) if args.cache_dir else None)
     meta = image.meta
     return {"name": image.name, "profile": meta.get("profile"), "assembly_hash": meta.get("assembly_hash"),
             "package_hash": meta.get("package_hash"), "created": meta.get("created"), "screen": list(image.screen)}

@@ -9,6 +9,7 @@ import shutil
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from desktop_env.errors import DesktopEnvError, ImageNotFound
 from desktop_env.paths import cache_dir as default_cache_dir
@@ -131,15 +132,27 @@ def check_restorable(image: ImageInfo, screen_size: tuple[int, int] | None = Non
             f"desktop-env image build --profile {image.profile} --screen {w}x{h}")
 
 
-def resolve_image(ref: str, cache: Path | None = None) -> ImageInfo:
-    """Find an image by name, by profile (newest), or by a path to its folder.
+def resolve_image(ref: str, cache: Path | None = None,
+                  prefer: Callable[[str], str | None] | None = None) -> ImageInfo:
+    """Find an image by name, by a path to its folder, or by profile: the profile's newest image, or
+    with ``prefer`` (profile -> image name, e.g. the one this checkout's recipe builds) that image when
+    it is in the cache, else the newest with a warning.
 
     Raises:
         ImageNotFound: naming the build command to run.
     """
     if os.sep in ref and Path(ref).is_dir():
         return ImageInfo.load(Path(ref))
-    image = find_image(ref, cache, name=ref) or find_image(ref, cache)
+    image = find_image(ref, cache, name=ref)
+    if image is None and find_image(ref, cache) is not None:
+        current = prefer(ref) if prefer else None
+        image = find_image(ref, cache, name=current) if current else None
+        if image is None:
+            image = find_image(ref, cache)
+        if prefer and image.name != current:
+            log.warning("image %s of this checkout's %s recipe is not built; using the newest %s image, %s "
+                        "(built %s). Build the current one with: desktop-env image build --profile %s",
+                        current or "?", ref, ref, image.name, image.meta.get("created", "?"), ref)
     if image is None:
         known = ", ".join(i.name for i in list_images(cache)) or "none"
         raise ImageNotFound(f"no ready image {ref!r} in {images_dir(cache)} (have: {known}); "

@@ -417,8 +417,10 @@ elif cells[1:] != {[(c[0], c[1]) for c in INVENTORY_CHECK]!r}:
                         "/home/user/Downloads as customer_churn.html.",
             "verbose": "Export a notebook as HTML from JupyterLab's web UI:\n"
                        "1. In the JupyterLab tab, open the folder notebooks and then customer_churn.ipynb.\n"
-                       "2. Choose File > Save and Export Notebook As > HTML.\n"
-                       "3. Confirm the Export as HTML dialog with Ok; Chromium downloads customer_churn.html to "
+                       "2. Save it with Ctrl+S and wait until its tab no longer shows the unsaved-changes dot "
+                       "(opening it updated its kernel information).\n"
+                       "3. Choose File > Save and Export Notebook As > HTML.\n"
+                       "4. Confirm the Export as HTML dialog with Ok; Chromium downloads customer_churn.html to "
                        "/home/user/Downloads.",
             "files": {"customer_churn.ipynb": notebook(CUSTOMER_CHURN, outputs=True)},
             "config": copy_in("customer_churn.ipynb") + [clean(f"{DOWNLOADS}/customer_churn.html")],
@@ -429,6 +431,12 @@ grep -qF '{CHURN_OUTPUT}' "$page" || fail "$page lacks the notebook's output ({C
 echo EVAL_OK
 """,
             "solution": open_notebook("customer_churn.ipynb") + [
+                # Saved first: with unsaved changes the export saves, then opens the download in a new
+                # tab; under load the save outlasted the Ok click's user activation and Chromium blocked
+                # that tab as a pop-up (robustness pass 3 of the base half, 2026-11-28).
+                {"gui": "key", "keys": "ctrl+s"},
+                {"gui": "wait", "for": lab(".lm-TabBar-tab.lm-mod-current:not(.jp-mod-dirty) .lm-TabBar-tabLabel",
+                                           "customer_churn.ipynb"), "note": "the notebook's tab shows it saved"},
                 {"gui": "click", "target": lab(".lm-MenuBar-itemLabel", "File")},
                 {"gui": "click", "target": lab(".lm-Menu-itemLabel", "Save and Export Notebook As")},
                 {"gui": "click", "target": lab(".lm-Menu-itemLabel", "HTML")},

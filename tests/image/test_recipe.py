@@ -1,6 +1,7 @@
 """Recipes, hashes, mirrors and the image store, without building anything."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -103,6 +104,26 @@ def _fake_image(cache: Path, name="base-0123456789abcdef", ready=True) -> Path:
             "files": {"disk": "disk.qcow2", "kernel": "vmlinuz", "initrd": "initrd.img", "state": "init_state.bin"}}
     (folder / "metadata.json").write_text(json.dumps(meta))
     return folder
+
+
+def test_a_profile_name_picks_this_checkouts_image_before_a_newer_one(tmp_path, caplog):
+    from desktop_env.image.current import current_image_name, resolve
+
+    current = current_image_name("base", tmp_path)
+    assert current and current.startswith("base-")
+    older = _fake_image(tmp_path, current)
+    newer = _fake_image(tmp_path, "base-0123456789abcdef")  # built later, say from another checkout
+    meta = json.loads((newer / "metadata.json").read_text())
+    (newer / "metadata.json").write_text(json.dumps({**meta, "created": "2026-06-01T00:00:00"}))
+    assert list_images(tmp_path)[0].name == "base-0123456789abcdef"
+    assert resolve_image("base", tmp_path).name == "base-0123456789abcdef", "the store alone: the newest"
+    assert resolve("base", tmp_path).name == current
+    assert resolve("base-0123456789abcdef", tmp_path).name == "base-0123456789abcdef", "a name is exact"
+    shutil.rmtree(older)
+    with caplog.at_level("WARNING"):
+        assert resolve("base", tmp_path).name == "base-0123456789abcdef"
+    assert f"image {current} of this checkout's base recipe is not built" in caplog.text
+    assert "desktop-env image build --profile base" in caplog.text
 
 
 def test_store_lists_only_ready_images(tmp_path):

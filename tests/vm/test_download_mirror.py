@@ -1,7 +1,10 @@
-"""Prepared downloads end to end on a real VM: a local HTTP server stands in for the internet, `desktop-env
-mirror` fills a folder from task files written here (both spellings, a Google-Drive-style link and plain
-URLs), the server is stopped, and run.py runs the tasks from the mirror: the oracle scores 1.0, a URL the
-mirror lacks and an altered file end the task with a task_error that names them."""
+"""URL downloads end to end on a real VM, a local HTTP server standing in for the internet.
+
+Online: run.py fetches each task's URLs (both spellings, a Google-Drive-style link and plain URLs) through
+the host while the server is up; the oracle scores 1.0, and a URL the server does not have ends its task
+with a task_error naming the URL and the task file. Prepared: `desktop-env mirror` fills a folder from the
+same task files, the server is stopped, and run.py runs the tasks from the mirror: the oracle scores 1.0,
+a URL the mirror lacks and an altered file end the task with a task_error that names them."""
 import json
 import subprocess
 import sys
@@ -57,6 +60,29 @@ def run(result_dir: Path, index: Path, *extra: str) -> subprocess.CompletedProce
 
 def status(result_dir: Path, task_id: str) -> dict:
     return json.loads((result_dir / "pyautogui/screenshot/oracle/os" / task_id / "status.json").read_text())
+
+
+def test_tasks_fetch_their_urls_through_the_host_and_a_missing_one_is_named(base_image, tmp_path):
+    web = Web()
+    web.pages["/data/sales.csv"] = (SALES, {})
+    web.pages["/uc?id=1GoLd&export=download"] = (SALES, {"Content-Disposition": 'attachment; filename="gold.csv"'})
+    base = tmp_path / "suite" / "evaluation_examples"
+    for task in tasks(web.url).values():  # the late task's URL is one the server does not have
+        write(base, task)
+    index = base / "test_online.json"
+    index.write_text(json.dumps({"os": [PLAIN, FUNC, LATE]}))
+    try:
+        proc = run(tmp_path / "online", index, "--path_to_vm", base_image.name)
+    finally:
+        web.stop()
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]  # 1: the late task's task_error
+    for task_id in (PLAIN, FUNC):
+        assert status(tmp_path / "online", task_id)["score"] == 1.0, status(tmp_path / "online", task_id)
+    assert {"/data/sales.csv", "/uc?id=1GoLd&export=download", "/data/late.csv"} <= set(web.hits)
+    missing = status(tmp_path / "online", LATE)
+    assert missing["status"] == "task_error", missing
+    assert f"{web.url}/data/late.csv" in missing["error"] and "404" in missing["error"], missing
+    assert f"{LATE}.json" in missing["error"], missing
 
 
 def test_tasks_run_from_the_mirror_with_the_server_stopped(base_image, tmp_path):

@@ -17,7 +17,8 @@ from pathlib import Path
 import requests
 
 from desktop_env.errors import DesktopEnvError, ImageNotFound, SnapshotError, VMError
-from desktop_env.image.store import ImageInfo, check_restorable, resolve_image
+from desktop_env.image.current import resolve
+from desktop_env.image.store import ImageInfo, check_restorable
 from desktop_env.paths import runtime_dir
 from desktop_env.providers.base import Endpoint, Provider, register_provider, set_guest_clock, wait_for_server
 from desktop_env.providers.libvirt.domain import META_NS, DomainFiles, domain_xml
@@ -95,7 +96,7 @@ class LibvirtProvider(Provider):
                  vm_id: str | None = None, ready_timeout_s: float = 120.0, upload_progress=None,
                  hosts_state_dir: Path | None = None, cooldown_s: float = 600.0, **_ignored):
         ref = image if image is not None else (path_to_vm or "base")
-        self.image = ref if isinstance(ref, ImageInfo) else resolve_image(str(ref), cache_dir)
+        self.image = ref if isinstance(ref, ImageInfo) else resolve(str(ref), cache_dir)
         check_restorable(self.image, screen_size)
         if not self.image.meta["files"].get("state"):
             raise ImageNotFound(f"image {self.image.name} has no saved ready state; the libvirt provider restores "

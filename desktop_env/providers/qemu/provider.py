@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING
 import requests
 
 from desktop_env.errors import SnapshotError, VMError
-from desktop_env.image.store import ImageInfo, check_restorable, resolve_image
+from desktop_env.image.current import resolve
+from desktop_env.image.store import ImageInfo, check_restorable
 from desktop_env.paths import ports_dir, runtime_dir
 from desktop_env.providers.base import Endpoint, Provider, register_provider, set_guest_clock, wait_for_server
 from desktop_env.ports import PortLease, lock_is_held
@@ -160,7 +161,7 @@ class QemuProvider(Provider):
                 ref, cache_dir, accel=accel, screen=tuple(screen_size or (1920, 1080)),
                 memory_mb=memory_mb, cpus=cpus, token=server_token)
         else:
-            self.image = resolve_image(str(ref), cache_dir)
+            self.image = resolve(str(ref), cache_dir)
         check_restorable(self.image, screen_size)
         self.cache_dir = cache_dir
         self.accel = accel
