@@ -241,4 +241,3 @@ def _task_error_text(exc: Exception, task) -> str:
     if where:
         return f"{type(exc).__name__}: file {task.path or task.id}, field {where}: {exc}"
     return f"{type(exc).__name__}: {exc}"
-
