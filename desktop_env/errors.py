@@ -116,8 +116,13 @@ class TaskConfigError(DesktopEnvError):
     def __init__(self, message: str, path: str | None = None, field: str | None = None):
         self.path = path
         self.field = field
-        where = ", ".join(x for x in (f"file {path}" if path else "", f"field {field}" if field else "") if x)
-        super().__init__(f"{where}: {message}" if where else message)
+        super().__init__(in_task_file(message, path, field))
+
+
+def in_task_file(message: str, path: str | None = None, field: str | None = None) -> str:
+    """``message`` after where in a task file it arose: ``file PATH, field FIELD: message``."""
+    where = ", ".join(x for x in (f"file {path}" if path else "", f"field {field}" if field else "") if x)
+    return f"{where}: {message}" if where else message
 
 
 class EvaluatorError(DesktopEnvError):

@@ -237,7 +237,7 @@ def run_job(job: dict, args, agent, env_box: list, new_env) -> dict:
 def _task_error_text(exc: Exception, task) -> str:
     """``Type: message`` of a task's failure; a setup step's also names the task file and the step
     (``file F, field config[2]``), as a failing solution step's does."""
+    from desktop_env.errors import in_task_file
+
     where = getattr(exc, "where", None)
-    if where:
-        return f"{type(exc).__name__}: file {task.path or task.id}, field {where}: {exc}"
-    return f"{type(exc).__name__}: {exc}"
+    return f"{type(exc).__name__}: " + (in_task_file(str(exc), str(task.path or task.id), where) if where else str(exc))

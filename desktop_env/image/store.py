@@ -144,11 +144,10 @@ def resolve_image(ref: str, cache: Path | None = None,
     if os.sep in ref and Path(ref).is_dir():
         return ImageInfo.load(Path(ref))
     image = find_image(ref, cache, name=ref)
-    if image is None and find_image(ref, cache) is not None:
+    newest = find_image(ref, cache) if image is None else None
+    if newest is not None:
         current = prefer(ref) if prefer else None
-        image = find_image(ref, cache, name=current) if current else None
-        if image is None:
-            image = find_image(ref, cache)
+        image = (find_image(ref, cache, name=current) if current else None) or newest
         if prefer and image.name != current:
             log.warning("image %s of this checkout's %s recipe is not built; using the newest %s image, %s "
                         "(built %s). Build the current one with: desktop-env image build --profile %s",

@@ -45,6 +45,14 @@ def tasks(url: str) -> dict[str, dict]:
     return {PLAIN: plain, FUNC: func, LATE: late}
 
 
+def serve_sales() -> Web:
+    """A local web server with the sales CSV and the Google-Drive-style gold link (not late.csv)."""
+    web = Web()
+    web.pages["/data/sales.csv"] = (SALES, {})
+    web.pages["/uc?id=1GoLd&export=download"] = (SALES, {"Content-Disposition": 'attachment; filename="gold.csv"'})
+    return web
+
+
 def write(base: Path, task: dict) -> None:
     folder = base / "examples" / "os" / task["id"]
     folder.mkdir(parents=True, exist_ok=True)
@@ -63,9 +71,7 @@ def status(result_dir: Path, task_id: str) -> dict:
 
 
 def test_tasks_fetch_their_urls_through_the_host_and_a_missing_one_is_named(base_image, tmp_path):
-    web = Web()
-    web.pages["/data/sales.csv"] = (SALES, {})
-    web.pages["/uc?id=1GoLd&export=download"] = (SALES, {"Content-Disposition": 'attachment; filename="gold.csv"'})
+    web = serve_sales()
     base = tmp_path / "suite" / "evaluation_examples"
     for task in tasks(web.url).values():  # the late task's URL is one the server does not have
         write(base, task)
@@ -86,9 +92,7 @@ def test_tasks_fetch_their_urls_through_the_host_and_a_missing_one_is_named(base
 
 
 def test_tasks_run_from_the_mirror_with_the_server_stopped(base_image, tmp_path):
-    web = Web()
-    web.pages["/data/sales.csv"] = (SALES, {})
-    web.pages["/uc?id=1GoLd&export=download"] = (SALES, {"Content-Disposition": 'attachment; filename="gold.csv"'})
+    web = serve_sales()
     base = tmp_path / "suite" / "evaluation_examples"
     all_tasks = tasks(web.url)
     for task_id in (PLAIN, FUNC):
