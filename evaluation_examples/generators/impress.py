@@ -124,7 +124,8 @@ def pairs() -> list[dict]:
                 {"gui": "click", "target": {"role": "radio-button", "name": "Portrait", "within": SLIDE_SETUP}},
                 {"gui": "click", "target": {"role": "push-button", "name": "OK", "within": SLIDE_SETUP}},
                 {"gui": "wait", "for": {"gone": SLIDE_SETUP}},
-                *save(contains='cy="9144000"'),
+                # the slide size turned (the notes page's size, cy="9144000" alone, is portrait already)
+                *save(contains='sldSz cx="6858000" cy="9144000"'),
             ],
         },
     ]

@@ -222,6 +222,38 @@ def pairs() -> list[dict]:
                 *save("PAGE"),
             ],
         },
+        {
+            **COMMON,
+            "name": "writer_page_break_before_outlook",
+            "action_number": 9,
+            "source": ["https://help.libreoffice.org/latest/en-US/text/swriter/guide/pagebreaks.html"],
+            "abstract": "In the report open in LibreOffice Writer, the Outlook section should begin on a new "
+                        "page. Insert a page break so that its heading \"Outlook\" starts a page, change nothing "
+                        "else, and save the document in its Word format.",
+            "verbose": "Start a section on a new page in Writer:\n"
+                       f"1. {OPEN_STEP}, press Ctrl+H, type Outlook in the Find field, click Find Next, then "
+                       "close the dialog: the heading Outlook is selected.\n"
+                       "2. Press Home to put the cursor at the start of the heading.\n"
+                       "3. Press Ctrl+Enter (Insert > Page Break).\n"
+                       f"4. {SAVE_STEP}",
+            "evaluator": same_text_and("contains_page_break", expected={
+                "type": "rule", "rules": {"page_break_count": 1, "before_text": "Outlook"}}),
+            "solution": [
+                {"gui": "wait", "for": {"window": re.escape("report.docx")}},
+                {"gui": "wait", "for": {"idle": True}},
+                {"gui": "key", "keys": "ctrl+h"},
+                {"gui": "wait", "for": FIND_REPLACE},
+                {"gui": "type", "target": {"role": "text", "within": FIND_REPLACE, "index": 0}, "text": "Outlook",
+                 "note": "the Find field"},
+                {"gui": "click", "target": {"role": "push-button", "name": "Find Next", "within": FIND_REPLACE}},
+                {"gui": "wait", "for": {"idle": True}},
+                {"gui": "click", "target": {"role": "push-button", "name": "Close", "within": FIND_REPLACE}},
+                {"gui": "wait", "for": {"gone": FIND_REPLACE}},
+                {"gui": "key", "keys": "home"},
+                {"gui": "key", "keys": "ctrl+enter"},
+                *save('w:type="page"'),
+            ],
+        },
     ]
 
 

@@ -620,6 +620,33 @@ def test_contains_page_break(make_docx):
         D.contains_page_break(make_docx("r.docx", "x"), {"page_break_count": "one"})
 
 
+def test_a_page_break_before_a_named_paragraph(make_docx):
+    def paras(d, break_at):
+        for text in ("Intro", "Middle", "Outlook", "Closing"):
+            p = d.add_paragraph(text)
+            if text == break_at:
+                p.add_run().add_break(WD_BREAK.PAGE)
+    rule = {"page_break_count": 1, "before_text": "Outlook"}
+    assert D.contains_page_break(make_docx("r.docx", build=lambda d: paras(d, "Middle")), rule) == 1.0
+    assert D.contains_page_break(make_docx("r.docx", build=lambda d: paras(d, "Intro")), rule) == 0.0
+    assert D.contains_page_break(make_docx("r.docx", build=lambda d: paras(d, "Outlook")), rule) == 0.0  # after it
+    assert D.contains_page_break(make_docx("r.docx", build=lambda d: paras(d, None)), rule) == 0.0
+
+    def blank_between(d):  # as Writer saves Ctrl+Enter at a paragraph's start: the break in an empty paragraph
+        d.add_paragraph("Middle")
+        d.add_paragraph().add_run().add_break(WD_BREAK.PAGE)
+        d.add_paragraph("Outlook")
+    assert D.contains_page_break(make_docx("r.docx", build=blank_between), rule) == 1.0
+
+    def break_before(d):
+        d.add_paragraph("Middle")
+        d.add_paragraph("Outlook").paragraph_format.page_break_before = True
+    assert D.contains_page_break(make_docx("r.docx", build=break_before), rule) == 1.0
+    assert D.contains_page_break(make_docx("r.docx", build=break_before), {"before_text": "Middle"}) == 0.0
+    with pytest.raises(MetricError):
+        D.contains_page_break(make_docx("r.docx", "x"), {"before_text": 3})
+
+
 # --------------------------------------------------------------------------- highlights
 class TestCheckHighlightedWords:
     def test_removed_highlight_passes(self, make_odt):

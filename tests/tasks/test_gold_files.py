@@ -91,3 +91,55 @@ def test_calc_solutions_wait_for_text_only_the_save_writes(pair):
     for text in waits:
         assert not file_contains((folder / start.split("/")[-1]).read_bytes(), text), f"the start file holds {text!r}"
         assert file_contains(saved, text), f"Calc's saved workbook lacks {text!r}"
+
+
+SAVED_BY_OFFICE = ROOT / "tests/data/office_saved"
+#: The file each office app's tasks open and save, by the ``app`` of their pairs.
+OFFICE_FILES = {"writer": "report.docx", "impress": "review.pptx"}
+
+
+def _office_pairs():
+    from evaluation_examples.generators import impress, writer
+
+    return writer.pairs() + impress.pairs()
+
+
+def _score(task, result: Path) -> float:
+    """The task's evaluator on a local result file: each metric against its gold file or rule."""
+    ev = task.evaluator
+    scores = []
+    for name, expected, options in zip(ev.funcs, ev.expecteds, ev.options):
+        if expected is None:
+            want = None
+        elif expected.type == "local_file":
+            want = str(task.resolve_path(expected.fields["path"]))
+        else:
+            want = expected.fields["rules"]
+        scores.append(METRICS[name](str(result), want, **options))
+    return max(scores) if ev.conj == "or" else min(scores)
+
+
+@pytest.mark.parametrize("pair", _office_pairs(), ids=lambda p: p["name"])
+def test_office_evaluators_pass_what_the_app_saved_and_fail_the_start(pair):
+    """Each Writer and Impress task's evaluator scores the file the app saved at the end of the reference
+    solution 1.0 (tests/data/office_saved: real files, saved by LibreOffice 7.4.7 as in the office image)
+    and the start file 0.0; the solution's last wait (the saved file holds, or lacks, some text) holds on
+    the saved file only, or the replay could end before the app has saved."""
+    from desktop_env.envs.locate import file_contains
+    from desktop_env.tasks import load_task
+    from evaluation_examples.generators.common import EXAMPLES, task_id
+
+    name = OFFICE_FILES[pair["app"]]
+    saved = SAVED_BY_OFFICE / f"{pair['name']}{Path(name).suffix}"
+    assert saved.is_file(), f"no saved file for {pair['name']} in {SAVED_BY_OFFICE} (see its README)"
+    folder = EXAMPLES / pair["app"] / task_id(pair, "verbose")
+    task = load_task(folder)
+    start = folder / name
+    assert _score(task, saved) == 1.0
+    assert _score(task, start) == 0.0
+    waits = [s["for"] for s in pair["solution"] if s.get("gui") == "wait" and "file" in s["for"]]
+    assert waits, "the solution waits for the saved file"
+    for wait in waits:
+        text, present = (wait["contains"], True) if "contains" in wait else (wait["lacks"], False)
+        assert file_contains(start.read_bytes(), text) != present, f"the start file already meets {wait}"
+        assert file_contains(saved.read_bytes(), text) == present, f"the saved file does not meet {wait}"

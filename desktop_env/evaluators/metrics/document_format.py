@@ -225,22 +225,42 @@ def _has_page_field(footer: etree._Element | None) -> bool:
 def contains_page_break(result: Any, expected: Any = None) -> float:
     """1 when the body has a page break: a page break character or a paragraph set to start a new page.
 
-    ``expected`` may be the rule ``{"page_break_count": N}``: then there must be exactly N.
+    ``expected`` may be the rule ``{"page_break_count": N}``: then there must be exactly N. With
+    ``"before_text": T`` as well (our tasks' option), the first paragraph whose text is ``T`` (stripped)
+    must start a page: a break comes after the text before it and before its own text, with only blank
+    paragraphs between (Writer's Ctrl+Enter at a paragraph's start leaves the break in an empty
+    paragraph of its own). Without it, where the break is does not count.
+
+    Raises:
+        MetricError: ``page_break_count`` is not a whole number >= 0, or ``before_text`` not a text.
     """
-    want = expected.get("page_break_count") if isinstance(expected, dict) else None
+    rule = expected if isinstance(expected, dict) else {}
+    want, before = rule.get("page_break_count"), rule.get("before_text")
     if want is not None and (isinstance(want, bool) or not isinstance(want, int) or want < 0):
         raise MetricError(f"contains_page_break: page_break_count must be a whole number >= 0, got {want!r}")
+    if before is not None and (not isinstance(before, str) or not before.strip()):
+        raise MetricError(f"contains_page_break: before_text must be a paragraph's text, got {before!r}")
     doc = open_document(result, "result", ("docx",))
     if doc is None:
         return 0.0
-    count = 0
+    count, broken, starts_page = 0, False, None  # broken: a break since the last text
     for p in doc.paragraphs():
-        for r in doc.runs(p):
-            count += sum(1 for br in r.iterchildren(w_tag("br")) if br.get(w_tag("type")) == "page")
         ppr = p.find(w_tag("pPr"))
         if ppr is not None and onoff("pageBreakBefore")(ppr):
-            count += 1
-    logger.info("page breaks: %d%s", count, "" if want is None else f" (expected {want})")
+            count, broken = count + 1, True
+        target = before is not None and starts_page is None and doc.text(p).strip() == before.strip()
+        for r in doc.runs(p):
+            for child in r.iterchildren():
+                if child.tag == w_tag("br") and child.get(w_tag("type")) == "page":
+                    count, broken = count + 1, True
+                elif child.tag == w_tag("t") and (child.text or "").strip():
+                    if target and starts_page is None:
+                        starts_page = broken
+                    broken = False
+    logger.info("page breaks: %d%s%s", count, "" if want is None else f" (expected {want})",
+                "" if before is None else f"; paragraph {before!r} starts a page: {starts_page}")
+    if before is not None and not starts_page:
+        return 0.0
     return float(count == want if want is not None else count > 0)
 
 
