@@ -106,6 +106,8 @@ def mnemonics(*keys: tuple[str, dict | None]) -> list[dict]:
 
 
 FIND_REPLACE = {"role": "dialog", "name": "Find and Replace"}
+CHARACTER = {"role": "dialog", "name": "Character"}
+SERIF = "Liberation Serif"  # in the image (fonts-liberation2)
 COMMON = {"id_seed": "office_suite", "app": "writer", "snapshot": "office", "interface": "gui",
           "related_apps": ["writer"], "category": "documents", "files": {}, "gen": write_report,
           "config": open_in_libreoffice(DOCS, "report.docx", "writer"), "unproven": True}
@@ -252,6 +254,36 @@ def pairs() -> list[dict]:
                 {"gui": "key", "keys": "home"},
                 {"gui": "key", "keys": "ctrl+enter"},
                 *save('w:type="page"'),
+            ],
+        },
+        {
+            **COMMON,
+            "name": "writer_font_liberation_serif",
+            "action_number": 8,
+            "source": ["https://help.libreoffice.org/latest/en-US/text/shared/01/05020100.html"],
+            "abstract": "The report open in LibreOffice Writer mixes fonts. Set all of its text, headings "
+                        f"included, in the {SERIF} font, change nothing else, and save the document in its "
+                        "Word format.",
+            "verbose": f"Set a whole document in one font in Writer:\n"
+                       f"1. {OPEN_STEP}, press Ctrl+A to select all the text.\n"
+                       "2. Choose Format > Character.\n"
+                       f"3. On the Font tab, replace the Family with {SERIF}, then click OK.\n"
+                       f"4. {SAVE_STEP}",
+            "evaluator": same_text_and("compare_font_names", expected={"type": "rule",
+                                                                       "rules": {"font_name": SERIF}}),
+            "solution": [
+                {"gui": "wait", "for": {"window": re.escape("report.docx")}},
+                {"gui": "wait", "for": {"idle": True}},
+                {"gui": "key", "keys": "ctrl+a"},
+                *menu("Format", "Character..."),
+                {"gui": "wait", "for": CHARACTER},
+                {"gui": "click", "target": {"role": "text", "within": CHARACTER, "index": 3},
+                 "note": "the Family field: the Font tab's fields are Language, Size, Style, Family in the tree"},
+                {"gui": "key", "keys": "ctrl+a"},
+                {"gui": "type", "text": SERIF},
+                {"gui": "click", "target": {"role": "push-button", "name": "OK", "within": CHARACTER}},
+                {"gui": "wait", "for": {"gone": CHARACTER}},
+                *save(SERIF),
             ],
         },
     ]
