@@ -128,6 +128,36 @@ def pairs() -> list[dict]:
                 *save(contains='sldSz cx="6858000" cy="9144000"'),
             ],
         },
+        {
+            **COMMON,
+            "name": "impress_fade_transition",
+            "action_number": 5,
+            "source": ["https://help.libreoffice.org/latest/en-US/text/simpress/01/06040000.html"],
+            "abstract": "In the deck open in LibreOffice Impress, the second slide (Highlights) should appear "
+                        "with a Fade transition. Give that slide, and only that slide, the Fade transition, keep "
+                        "everything else as it is, and save the deck in its PowerPoint format.",
+            "verbose": "Give one slide a transition in Impress:\n"
+                       "1. In the Impress window showing review.pptx, click into the slide (not into a text "
+                       "box) and press Page Down once to show slide 2, Highlights.\n"
+                       "2. Choose Slide > Slide Transition: the Slide Transition panel opens in the sidebar.\n"
+                       "3. Click Fade in its list of transitions.\n"
+                       f"4. {SAVE_STEP}",
+            "evaluator": {"func": ["check_transition", "compare_pptx_files"], "conj": "and",
+                          "result": [result(), result()],
+                          "expected": [{"type": "rule", "rules": {"slide_idx": 1, "transition_type": "fade"}},
+                                       {"type": "local_file", "path": f"{{folder}}/{DECK}"}],
+                          "options": [{}, TEXT_ONLY]},
+            "solution": [
+                {"gui": "wait", "for": {"window": re.escape(DECK)}},
+                {"gui": "wait", "for": {"idle": True}},
+                {"gui": "key", "keys": "pagedown"},
+                {"gui": "wait", "for": {"idle": True}},
+                {"gui": "click", "target": {"role": "menu", "name": "Slide"}},
+                {"gui": "click", "target": {"role": "menu-item", "name": "Slide Transition"}},
+                {"gui": "click", "target": {"role": "list-item", "name": "Fade"}},
+                *save(contains="<p:fade"),
+            ],
+        },
     ]
 
 
