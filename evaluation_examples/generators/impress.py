@@ -73,7 +73,7 @@ TEXT_ONLY = {"examine_shape": False, "examine_alignment": False, "examine_indent
 SLIDE_SETUP = {"role": "dialog", "name": "Slide Properties"}
 COMMON = {"id_seed": "office_suite", "app": "impress", "snapshot": "office", "interface": "gui",
           "related_apps": ["impress"], "category": "presentations", "gen": write_decks,
-          "config": open_in_libreoffice(DOCS, DECK, "impress"), "unproven": True}
+          "config": open_in_libreoffice(DOCS, DECK, "impress")}
 SAVE_STEP = "Save with Ctrl+S, keeping the PowerPoint format."
 
 
@@ -131,6 +131,9 @@ def pairs() -> list[dict]:
         {
             **COMMON,
             "name": "impress_fade_transition",
+            # Impress closed itself in the office image when Fade was clicked (both twins, 2026-11-28):
+            # not proven, so in no index file.
+            "unproven": True,
             "action_number": 5,
             "source": ["https://help.libreoffice.org/latest/en-US/text/simpress/01/06040000.html"],
             "abstract": "In the deck open in LibreOffice Impress, the second slide (Highlights) should appear "

@@ -66,9 +66,18 @@ def sales_csv() -> str:
     return csv_text(rows, ["region", "product", "units", "unit_price"])
 
 
-def notebook(cells: list[tuple], outputs: bool = False) -> str:
+#: The language_info JupyterLab writes into a notebook once the guest's kernel (ipykernel on Debian's
+#: Python 3.11.2) has connected. A notebook that already holds it is not changed by being opened.
+KERNEL_LANGUAGE_INFO = {"codemirror_mode": {"name": "ipython", "version": 3}, "file_extension": ".py",
+                        "mimetype": "text/x-python", "name": "python", "nbconvert_exporter": "python",
+                        "pygments_lexer": "ipython3", "version": "3.11.2"}
+
+
+def notebook(cells: list[tuple], outputs: bool = False, saved_by_lab: bool = False) -> str:
     """An nbformat 4.5 notebook (Python 3 kernel) of ``cells``: ``("markdown", source)`` or
-    ``("code", source, stdout)``; with ``outputs`` the code cells carry execution counts and their stdout."""
+    ``("code", source, stdout)``; with ``outputs`` the code cells carry execution counts and their stdout.
+    With ``saved_by_lab`` its language_info is the one JupyterLab writes (:data:`KERNEL_LANGUAGE_INFO`),
+    as in a notebook last saved there, so that opening it leaves no unsaved changes."""
     out, n = [], 0
     for i, cell in enumerate(cells):
         source = cell[1].splitlines(keepends=True)
@@ -83,7 +92,7 @@ def notebook(cells: list[tuple], outputs: bool = False) -> str:
     nb = {"cells": out,
           "metadata": {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python",
                                       "name": "python3"},
-                       "language_info": {"name": "python"}},
+                       "language_info": KERNEL_LANGUAGE_INFO if saved_by_lab else {"name": "python"}},
           "nbformat": 4, "nbformat_minor": 5}
     return json.dumps(nb, indent=1) + "\n"
 
@@ -417,12 +426,12 @@ elif cells[1:] != {[(c[0], c[1]) for c in INVENTORY_CHECK]!r}:
                         "/home/user/Downloads as customer_churn.html.",
             "verbose": "Export a notebook as HTML from JupyterLab's web UI:\n"
                        "1. In the JupyterLab tab, open the folder notebooks and then customer_churn.ipynb.\n"
-                       "2. Save it with Ctrl+S and wait until its tab no longer shows the unsaved-changes dot "
-                       "(opening it updated its kernel information).\n"
+                       "2. If its tab shows the unsaved-changes dot, save it with Ctrl+S and wait until the dot "
+                       "is gone.\n"
                        "3. Choose File > Save and Export Notebook As > HTML.\n"
                        "4. Confirm the Export as HTML dialog with Ok; Chromium downloads customer_churn.html to "
                        "/home/user/Downloads.",
-            "files": {"customer_churn.ipynb": notebook(CUSTOMER_CHURN, outputs=True)},
+            "files": {"customer_churn.ipynb": notebook(CUSTOMER_CHURN, outputs=True, saved_by_lab=True)},
             "config": copy_in("customer_churn.ipynb") + [clean(f"{DOWNLOADS}/customer_churn.html")],
             "eval": f"""page={DOWNLOADS}/customer_churn.html
 [ -f "$page" ] || fail "$page does not exist"
@@ -431,12 +440,15 @@ grep -qF '{CHURN_OUTPUT}' "$page" || fail "$page lacks the notebook's output ({C
 echo EVAL_OK
 """,
             "solution": open_notebook("customer_churn.ipynb") + [
-                # Saved first: with unsaved changes the export saves, then opens the download in a new
-                # tab; under load the save outlasted the Ok click's user activation and Chromium blocked
-                # that tab as a pop-up (robustness pass 3 of the base half, 2026-11-28).
-                {"gui": "key", "keys": "ctrl+s"},
+                # No unsaved changes before the export: with them the export saves first and opens the
+                # download in a new tab when the save returns, which under load outlasted the Ok click's
+                # user activation, so Chromium blocked the tab as a pop-up; and a Ctrl+S there once met
+                # JupyterLab's autosave (every 120 s while the notebook has changes) and stopped at its
+                # "File Changed" dialog (robustness passes, 2026-11-28). The notebook holds the kernel's
+                # language_info, so opening it changes nothing; were it changed, the autosave clears the
+                # dot without a save of ours racing it.
                 {"gui": "wait", "for": lab(".lm-TabBar-tab.lm-mod-current:not(.jp-mod-dirty) .lm-TabBar-tabLabel",
-                                           "customer_churn.ipynb"), "note": "the notebook's tab shows it saved"},
+                                           "customer_churn.ipynb"), "note": "the notebook's tab shows no changes"},
                 {"gui": "click", "target": lab(".lm-MenuBar-itemLabel", "File")},
                 {"gui": "click", "target": lab(".lm-Menu-itemLabel", "Save and Export Notebook As")},
                 {"gui": "click", "target": lab(".lm-Menu-itemLabel", "HTML")},

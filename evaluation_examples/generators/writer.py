@@ -110,7 +110,7 @@ CHARACTER = {"role": "dialog", "name": "Character"}
 SERIF = "Liberation Serif"  # in the image (fonts-liberation2)
 COMMON = {"id_seed": "office_suite", "app": "writer", "snapshot": "office", "interface": "gui",
           "related_apps": ["writer"], "category": "documents", "files": {}, "gen": write_report,
-          "config": open_in_libreoffice(DOCS, "report.docx", "writer"), "unproven": True}
+          "config": open_in_libreoffice(DOCS, "report.docx", "writer")}
 OPEN_STEP = "In the LibreOffice Writer window showing report.docx"
 SAVE_STEP = "Save with Ctrl+S, keeping the Word format."
 
@@ -121,7 +121,6 @@ def pairs() -> list[dict]:
         {
             **COMMON,
             "name": "writer_center_title",
-            "unproven": False,
             "action_number": 3,
             "source": ["https://help.libreoffice.org/latest/en-US/text/swriter/04/01020000.html"],
             "abstract": "The report open in LibreOffice Writer has its title, the first line, aligned left. "
@@ -142,7 +141,6 @@ def pairs() -> list[dict]:
         {
             **COMMON,
             "name": "writer_strike_through_last_paragraph",
-            "unproven": False,
             "action_number": 4,
             "source": ["https://help.libreoffice.org/latest/en-US/text/shared/01/05110300.html"],
             "abstract": "The last paragraph of the report open in LibreOffice Writer is an outdated note. Strike "
