@@ -93,10 +93,11 @@ def save(contains: str) -> list[dict]:
 
 def mnemonics(*keys: tuple[str, dict | None]) -> list[dict]:
     """Through Writer's menus with their access keys: each key, then a wait until the item the next key
-    opens is showing (``None`` after the last). Clicks are not used here: a submenu of a submenu
-    (Insert > Header and Footer > Footer) opened by a click under load was sometimes its neighbour's,
-    and a ``within`` test cannot tell them apart (a submenu lies beside its item, not inside it). The
-    keys are the ones the accessibility tree gives each item (``act:click_kb``, e.g. Alt+I, A, R, D)."""
+    opens is showing (``None`` after the last). Clicks are not used here: two submenus hold items of
+    the same name (Header's and Footer's Default Page Style; Insert's and Field's Page Number), and a
+    ``within`` test cannot tell them apart, since it compares boxes and a submenu lies beside its item,
+    not inside it. The keys are the ones the accessibility tree gives each item (``act:click_kb``,
+    e.g. Alt+I, A, R, D)."""
     steps = []
     for key, next_item in keys:
         steps.append({"gui": "key", "keys": key})
