@@ -362,15 +362,22 @@ def confirm(dialog: dict) -> list[dict]:
             {"gui": "wait", "for": {"gone": dialog}}]
 
 
-def save_xlsx(name: str, contains: str) -> list[dict]:
-    """Solution tail: Ctrl+S once Calc is idle (the image turns off the keep-format question), then
-    wait until the saved file holds ``contains``: text that Calc's save writes and the start workbook
-    lacks (openpyxl's workbook.xml already says ``autoFilterDateGrouping``, hence ``<autoFilter``)."""
+def save_in_libreoffice(path: str, **condition: str) -> list[dict]:
+    """Solution tail for a file open in LibreOffice (Calc, Writer, Impress): Ctrl+S once the app is idle
+    (the image turns off the keep-format question), then wait until the saved file at ``path`` meets
+    ``condition``: ``contains=`` text that the save writes and the start file lacks (openpyxl's
+    workbook.xml already says ``autoFilterDateGrouping``, hence ``<autoFilter``; ``LibreOffice``, which
+    the app writes into the file's properties, says that it saved), or ``lacks=`` text it removed."""
     return [
         {"gui": "wait", "for": {"idle": True}},
         {"gui": "key", "keys": "ctrl+s"},
-        {"gui": "wait", "for": {"file": f"{REPORTS}/{name}", "contains": contains}},
+        {"gui": "wait", "for": {"file": path, **condition}},
     ]
+
+
+def save_xlsx(name: str, contains: str) -> list[dict]:
+    """:func:`save_in_libreoffice` for workbook ``name`` in the guest's reports folder."""
+    return save_in_libreoffice(f"{REPORTS}/{name}", contains=contains)
 
 
 CONDITIONAL = {"role": "dialog", "name_contains": "Conditional Formatting"}

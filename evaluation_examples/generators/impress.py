@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .calc import open_in_libreoffice
+from .calc import open_in_libreoffice, save_in_libreoffice
 from .common import write_pairs
 from .office_files import save_stable
 
@@ -54,13 +54,9 @@ def result() -> dict:
 
 
 def save(**condition: str) -> list[dict]:
-    """Solution tail: Ctrl+S once Impress is idle (the image turns the keep-format question off), then
-    wait until the saved pptx meets ``condition`` (``contains=`` or ``lacks=`` text of its XML)."""
-    return [
-        {"gui": "wait", "for": {"idle": True}},
-        {"gui": "key", "keys": "ctrl+s"},
-        {"gui": "wait", "for": {"file": f"{DOCS}/{DECK}", **condition}},
-    ]
+    """Solution tail: save the deck and wait until it meets ``condition`` (``contains=`` or ``lacks=``
+    text of its XML)."""
+    return save_in_libreoffice(f"{DOCS}/{DECK}", **condition)
 
 
 #: What compare_pptx_files checks of a deck LibreOffice saved against one python-pptx wrote: the

@@ -11,7 +11,7 @@ import random
 import re
 from pathlib import Path
 
-from .calc import menu, open_in_libreoffice
+from .calc import menu, open_in_libreoffice, save_in_libreoffice
 from .common import write_pairs
 from .office_files import save_stable
 
@@ -80,15 +80,9 @@ def same_text_and(func: str, **extra) -> dict:
 
 
 def save(contains: str) -> list[dict]:
-    """Solution tail: Ctrl+S once Writer is idle (the image turns the keep-format question off), then
-    wait until the saved docx holds ``contains``: text of its XML that no part of the start document
-    has (the start's styles already say ``w:val="center"``); ``LibreOffice``, which Writer writes
-    into the file's properties, says that the file was saved."""
-    return [
-        {"gui": "wait", "for": {"idle": True}},
-        {"gui": "key", "keys": "ctrl+s"},
-        {"gui": "wait", "for": {"file": f"{DOCS}/report.docx", "contains": contains}},
-    ]
+    """Solution tail: save report.docx and wait until it holds ``contains``, text of its XML that no part
+    of the start document has (the start's styles already say ``w:val="center"``)."""
+    return save_in_libreoffice(f"{DOCS}/report.docx", contains=contains)
 
 
 def mnemonics(*keys: tuple[str, dict | None]) -> list[dict]:

@@ -51,57 +51,16 @@ def test_gold_scores_one_against_itself_and_the_start_state_zero(metric, gold, s
         assert func(start, gold, **options) == 0.0, f"{metric}: the start state {start} already passes"
 
 
-SAVED_BY_CALC = ROOT / "tests/data/calc_saved"
+#: Files as the app saved them at the end of a replay of each GUI pair's reference solution, one per
+#: pair, named after it (each folder's README says how they were made), by the generator module.
+SAVED = {"calc": ROOT / "tests/data/calc_saved", "writer": ROOT / "tests/data/office_saved",
+         "impress": ROOT / "tests/data/office_saved"}
 
 
-def _calc_gui_pairs():
-    from evaluation_examples.generators import calc
+def _saved_file_pairs():
+    from evaluation_examples.generators import calc, impress, writer
 
-    return calc.gui_pairs()
-
-
-@pytest.mark.parametrize("pair", _calc_gui_pairs(), ids=lambda p: p["name"])
-def test_calc_golds_accept_what_libreoffice_saved(pair):
-    """The gold of each Calc GUI task accepts the workbook LibreOffice saved at the end of its reference
-    solution (tests/data/calc_saved: a real file, so a gold written by openpyxl is checked against Calc's
-    way of writing charts, conditional formats, validations and formulas)."""
-    from evaluation_examples.generators.common import EXAMPLES, task_id
-
-    saved = SAVED_BY_CALC / f"{pair['name']}.xlsx"
-    assert saved.is_file(), f"no saved workbook for {pair['name']} in {SAVED_BY_CALC} (see its README)"
-    evaluator = pair["evaluator"]
-    folder = EXAMPLES / pair["app"] / task_id(pair, "verbose")
-    gold = folder / evaluator["expected"]["path"].split("/")[-1]
-    assert METRICS[evaluator["func"]](str(saved), str(gold), **evaluator["options"]) == 1.0
-
-
-@pytest.mark.parametrize("pair", _calc_gui_pairs(), ids=lambda p: p["name"])
-def test_calc_solutions_wait_for_text_only_the_save_writes(pair):
-    """A Calc solution's last wait (the saved file holds some text) must not hold on the start workbook,
-    or the replay ends before Calc has saved (the AutoFilter task once waited for 'autoFilter', which
-    openpyxl's workbook.xml already says)."""
-    from desktop_env.envs.locate import file_contains
-    from evaluation_examples.generators.common import EXAMPLES, task_id
-
-    folder = EXAMPLES / pair["app"] / task_id(pair, "verbose")
-    start = next(s for s in pair["config"] if s["type"] == "copyfile_from_host_to_guest")["parameters"]["src"]
-    waits = [s["for"]["contains"] for s in pair["solution"] if s.get("gui") == "wait" and "contains" in s["for"]]
-    assert waits, "the solution waits for the saved file"
-    saved = (SAVED_BY_CALC / f"{pair['name']}.xlsx").read_bytes()
-    for text in waits:
-        assert not file_contains((folder / start.split("/")[-1]).read_bytes(), text), f"the start file holds {text!r}"
-        assert file_contains(saved, text), f"Calc's saved workbook lacks {text!r}"
-
-
-SAVED_BY_OFFICE = ROOT / "tests/data/office_saved"
-#: The file each office app's tasks open and save, by the ``app`` of their pairs.
-OFFICE_FILES = {"writer": "report.docx", "impress": "review.pptx"}
-
-
-def _office_pairs():
-    from evaluation_examples.generators import impress, writer
-
-    return writer.pairs() + impress.pairs()
+    return calc.gui_pairs() + writer.pairs() + impress.pairs()
 
 
 def _score(task, result: Path) -> float:
@@ -119,24 +78,29 @@ def _score(task, result: Path) -> float:
     return max(scores) if ev.conj == "or" else min(scores)
 
 
-@pytest.mark.parametrize("pair", _office_pairs(), ids=lambda p: p["name"])
-def test_office_evaluators_pass_what_the_app_saved_and_fail_the_start(pair):
-    """Each Writer and Impress task's evaluator scores the file the app saved at the end of the reference
-    solution 1.0 (tests/data/office_saved: real files, saved by LibreOffice 7.4.7 as in the office image)
-    and the start file 0.0; the solution's last wait (the saved file holds, or lacks, some text) holds on
-    the saved file only, or the replay could end before the app has saved."""
+@pytest.mark.parametrize("pair", _saved_file_pairs(), ids=lambda p: p["name"])
+def test_evaluators_pass_what_the_app_saved_and_fail_the_start(pair):
+    """Each GUI pair whose app saves a file (Calc, Writer, Impress): its evaluator scores the file the app
+    saved at the end of the reference solution 1.0 (a real file, so a gold or rule written with a Python
+    library is checked against the app's way of writing charts, styles, breaks or slide sizes) and the
+    start file 0.0; the solution's waits for the saved file (it holds, or lacks, some text) hold on the
+    saved file only, or the replay could end before the app has saved (the AutoFilter task once waited
+    for 'autoFilter', which openpyxl's workbook.xml already says; the portrait deck for a height the
+    start deck's notes page already had)."""
     from desktop_env.envs.locate import file_contains
     from desktop_env.tasks import load_task
     from evaluation_examples.generators.common import EXAMPLES, task_id
 
-    name = OFFICE_FILES[pair["app"]]
-    saved = SAVED_BY_OFFICE / f"{pair['name']}{Path(name).suffix}"
-    assert saved.is_file(), f"no saved file for {pair['name']} in {SAVED_BY_OFFICE} (see its README)"
     folder = EXAMPLES / pair["app"] / task_id(pair, "verbose")
     task = load_task(folder)
-    start = folder / name
-    assert _score(task, saved) == 1.0
-    assert _score(task, start) == 0.0
+    guest_path = task.evaluator.results[0].fields["path"]
+    copied = next(s.params["src"] for s in task.config
+                  if s.name == "copyfile_from_host_to_guest" and s.params["dest"] == guest_path)
+    start = task.resolve_path(copied)
+    saved = SAVED[pair["app"]] / f"{pair['name']}{Path(guest_path).suffix}"
+    assert saved.is_file(), f"no saved file for {pair['name']} in {saved.parent} (see its README)"
+    assert _score(task, saved) == 1.0, f"the evaluator fails what the app saved ({saved})"
+    assert _score(task, start) == 0.0, f"the evaluator passes the start file ({start})"
     waits = [s["for"] for s in pair["solution"] if s.get("gui") == "wait" and "file" in s["for"]]
     assert waits, "the solution waits for the saved file"
     for wait in waits:
