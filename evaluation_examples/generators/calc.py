@@ -13,7 +13,7 @@ import random
 import re
 from pathlib import Path
 
-from .common import wait_for_window, write_pairs
+from .common import quiet, wait_for_window, write_pairs
 from .workbooks import save_gold, save_if_changed
 
 
@@ -38,22 +38,9 @@ def monthly_workbooks(folder: Path) -> None:
             save_if_changed(wb, folder / "monthly_revenue.xlsx")
 
 
-#: Setup step: wait (up to 5 min) until soffice.bin has used little CPU for two 2-second
-#: intervals in a row: Calc drops keys sent while it is still drawing a freshly opened sheet.
-SOFFICE_QUIET = {"type": "execute", "parameters": {"command": ["python3", "-c", (
-    "import subprocess, time\n"
-    "pid = subprocess.run(['pgrep', '-n', 'soffice.bin'], capture_output=True, text=True).stdout.split()[0]\n"
-    "def cpu_ticks():\n"
-    "    fields = open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()\n"
-    "    return int(fields[11]) + int(fields[12])\n"
-    "quiet, last = 0, cpu_ticks()\n"
-    "for _ in range(150):\n"
-    "    time.sleep(2)\n"
-    "    now = cpu_ticks()\n"
-    "    quiet = quiet + 1 if now - last < 20 else 0\n"
-    "    last = now\n"
-    "    if quiet >= 2:\n"
-    "        break\n")], "timeout_s": 330}}
+#: Setup step: wait until soffice.bin is quiet (:func:`common.quiet`): Calc drops keys sent while it
+#: is still drawing a freshly opened sheet.
+SOFFICE_QUIET = quiet("soffice.bin")
 
 CALC_TITLE = "monthly_revenue.xlsx"
 

@@ -106,6 +106,26 @@ def wait_for_window(title: str) -> dict:
                    f"echo 'no window {title}' >&2; exit 1", "shell": True, "timeout_s": 330}}
 
 
+def quiet(process: str) -> dict:
+    """A setup step waiting (up to 5 min) until the newest process whose name matches ``process`` (a
+    ``pgrep`` pattern) has used little CPU for two 2-second intervals in a row: an app still drawing
+    the file it just opened drops keys sent to it."""
+    return {"type": "execute", "parameters": {"command": ["python3", "-c", (
+        "import subprocess, time\n"
+        f"pid = subprocess.run(['pgrep', '-n', '{process}'], capture_output=True, text=True).stdout.split()[0]\n"
+        "def cpu_ticks():\n"
+        "    fields = open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()\n"
+        "    return int(fields[11]) + int(fields[12])\n"
+        "quiet, last = 0, cpu_ticks()\n"
+        "for _ in range(150):\n"
+        "    time.sleep(2)\n"
+        "    now = cpu_ticks()\n"
+        "    quiet = quiet + 1 if now - last < 20 else 0\n"
+        "    last = now\n"
+        "    if quiet >= 2:\n"
+        "        break\n")], "timeout_s": 330}}
+
+
 def page_target(css: str, text: str | None, url: str) -> dict:
     """A GUI-step target in a web page's DOM: elements matching ``css`` (narrowed to those showing
     ``text``, if given) in the tab whose URL starts with ``url``."""
