@@ -58,13 +58,16 @@ def test_gold_scores_one_against_itself_and_the_start_state_zero(metric, gold, s
 #: Files as the app saved them at the end of a replay of each GUI pair's reference solution, one per
 #: pair, named after it (each folder's README says how they were made), by the generator module.
 SAVED = {"calc": ROOT / "tests/data/calc_saved", "writer": ROOT / "tests/data/office_saved",
-         "impress": ROOT / "tests/data/office_saved", "gimp": ROOT / "tests/data/gimp_saved"}
+         "impress": ROOT / "tests/data/office_saved", "gimp": ROOT / "tests/data/gimp_saved",
+         "vlc": ROOT / "tests/data/vlc_saved"}
+#: Where the getters that name no path read in the guest.
+GETTER_PATHS = {"vlc_config": "/home/user/.config/vlc/vlcrc"}
 
 
 def _saved_file_pairs():
-    from evaluation_examples.generators import calc, gimp, impress, writer
+    from evaluation_examples.generators import calc, gimp, impress, vlc, writer
 
-    return calc.gui_pairs() + writer.pairs() + impress.pairs() + gimp.pairs()
+    return calc.gui_pairs() + writer.pairs() + impress.pairs() + gimp.pairs() + vlc.pairs()
 
 
 def _score(task, result: Path) -> float:
@@ -78,13 +81,13 @@ def _score(task, result: Path) -> float:
             want = str(task.resolve_path(expected.fields["path"]))
         else:
             want = expected.fields["rules"]
-        scores.append(METRICS[name](str(result), want, **options))
+        scores.append(METRICS[name](Path(result), want, **options))  # a Path, as getters hand files over
     return max(scores) if ev.conj == "or" else min(scores)
 
 
 @pytest.mark.parametrize("pair", _saved_file_pairs(), ids=lambda p: p["name"])
 def test_evaluators_pass_what_the_app_saved_and_fail_the_start(pair):
-    """Each GUI pair whose app saves a file (Calc, Writer, Impress, GIMP): its evaluator scores the file the app
+    """Each GUI pair whose app saves a file (Calc, Writer, Impress, GIMP, VLC): its evaluator scores the file the app
     saved at the end of the reference solution 1.0 (a real file, so a gold or rule written with a Python
     library is checked against the app's way of writing charts, styles, breaks or slide sizes) and the
     start file 0.0; the solution's waits for the saved file (it holds, or lacks, some text) hold on the
@@ -97,11 +100,12 @@ def test_evaluators_pass_what_the_app_saved_and_fail_the_start(pair):
 
     folder = EXAMPLES / pair["app"] / task_id(pair, "verbose")
     task = load_task(folder)
-    guest_path = task.evaluator.results[0].fields["path"]
+    getter = task.evaluator.results[0]
+    guest_path = getter.fields.get("path") or GETTER_PATHS[getter.type]
     copied = next(s.params["src"] for s in task.config
                   if s.name == "copyfile_from_host_to_guest" and s.params["dest"] == guest_path)
     start = task.resolve_path(copied)
-    saved = SAVED[pair["app"]] / f"{pair['name']}{Path(guest_path).suffix}"
+    saved = SAVED[pair["app"]] / f"{pair['name']}{Path(guest_path).suffix or '.' + Path(guest_path).name}"
     assert saved.is_file(), f"no saved file for {pair['name']} in {saved.parent} (see its README)"
     assert _score(task, saved) == 1.0, f"the evaluator fails what the app saved ({saved})"
     assert _score(task, start) == 0.0, f"the evaluator passes the start file ({start})"
