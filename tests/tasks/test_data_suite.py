@@ -97,8 +97,8 @@ def test_generators_reproduce_the_committed_tasks(tmp_path):
     SQLite files by their dump) and changes no index file."""
     copy = tmp_path / "repo"
     shutil.copytree(EXAMPLES, copy / "evaluation_examples", ignore=shutil.ignore_patterns("__pycache__"))
-    profile_files = "desktop_env/image/profiles/data/files"
-    shutil.copytree(ROOT / profile_files, copy / profile_files)
+    for profile_files in ("desktop_env/image/profiles/data/files", "desktop_env/image/profiles/office/files"):
+        shutil.copytree(ROOT / profile_files, copy / profile_files)  # files some tasks start from
     before = {p.relative_to(copy): p.read_bytes() for p in (copy / "evaluation_examples").rglob("*") if p.is_file()}
     out = subprocess.run([sys.executable, "-m", "evaluation_examples.generators"], cwd=copy,
                          capture_output=True, text=True, timeout=600)
