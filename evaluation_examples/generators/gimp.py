@@ -82,7 +82,7 @@ def open_in_gimp() -> list[dict]:
         {"type": "execute", "parameters": {"command": f"wmctrl -r '{IMPORTED}' -b add,maximized_vert,maximized_horz",
                                            "shell": True}},
         {"type": "activate_window", "parameters": {"window_name": IMPORTED}},
-        quiet("^gimp-2"),
+        quiet("^gimp"),  # /usr/bin/gimp is a link to gimp-2.10, and a process takes the name it was started by
     ]
 
 
