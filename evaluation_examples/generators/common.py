@@ -99,11 +99,11 @@ START_MARIADB = {"type": "execute", "parameters": {"command": ["start-mariadb"],
                                                     "timeout_s": 300}}
 
 
-def wait_for_window(title: str) -> dict:
-    """A setup step waiting (up to 5 min: minutes under load) until a window titled ``title`` is open."""
+def wait_for_window(title: str, minutes: int = 5) -> dict:
+    """A setup step waiting (up to ``minutes``: several under load) until a window titled ``title`` is open."""
     return {"type": "execute", "parameters": {
-        "command": f"for i in $(seq 600); do wmctrl -l | grep -q '{title}' && exit 0; sleep 0.5; done; "
-                   f"echo 'no window {title}' >&2; exit 1", "shell": True, "timeout_s": 330}}
+        "command": f"for i in $(seq {minutes * 120}); do wmctrl -l | grep -q '{title}' && exit 0; sleep 0.5; done; "
+                   f"echo 'no window {title}' >&2; exit 1", "shell": True, "timeout_s": minutes * 60 + 30}}
 
 
 def quiet(process: str) -> dict:

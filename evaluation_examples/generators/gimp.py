@@ -78,7 +78,7 @@ def open_in_gimp() -> list[dict]:
         {"type": "execute", "parameters": {"command": f"mkdir -p {PICTURES} && rm -f {path}", "shell": True}},
         {"type": "copyfile_from_host_to_guest", "parameters": {"src": f"{{folder}}/{PHOTO}", "dest": path}},
         {"type": "launch", "parameters": {"command": ["gimp", path]}},
-        wait_for_window(IMPORTED),
+        wait_for_window(IMPORTED, minutes=10),  # GIMP's first start reads every plug-in: 2-5 min under load
         {"type": "execute", "parameters": {"command": f"wmctrl -r '{IMPORTED}' -b add,maximized_vert,maximized_horz",
                                            "shell": True}},
         {"type": "activate_window", "parameters": {"window_name": IMPORTED}},
