@@ -46,7 +46,7 @@ def open_editor() -> list[dict]:
         {"type": "copyfile_from_host_to_guest", "parameters": {"src": "{folder}/orders.py",
                                                                "dest": f"{PROJECT}/orders.py"}},
         {"type": "launch", "parameters": {"command": ["code", PROJECT]}},
-        wait_for_window(TITLE),
+        wait_for_window(TITLE, minutes=10),  # code-server, then Chromium: over 5 min beside a CI run
     ]
 
 
