@@ -144,6 +144,11 @@ def execute(ctx: SetupContext, command, shell: bool = False, stdout: str = "", s
             raise SetupError(f"command {command!r} never met {until!r} within the time limit setup.until "
                              f"({window_s:g} s); last reply: {reply!r}", step="execute")
         time.sleep(UNTIL_POLL_S)
+    if reply.get("returncode") not in (0, None) and not until:
+        # the suites' setups often run commands that may fail harmlessly (pkill of nothing), so this
+        # is not an error; but a step that silently did nothing is the first thing to look for
+        logger.info("setup execute %s exited %s: %s", str(command)[:200], reply.get("returncode"),
+                    (reply.get("error") or reply.get("output") or "").strip()[-300:])
     if stdout:
         ctx.cache_path(stdout).write_text(reply.get("output") or "", encoding="utf-8")
     if stderr:

@@ -105,6 +105,19 @@ def test_script_and_execute_failure_does_not_stop_setup(suite, context, guest):
     assert (guest / "after.txt").exists()
 
 
+def test_execute_logs_a_command_that_failed(suite, context, caplog):
+    """A failing command does not stop setup (the suites' setups pkill what may not run), but is logged."""
+    task = suite(APP, _task([{"type": "execute", "parameters": {
+        "command": ["sh", "-c", "echo no-such-window >&2; exit 4"]}}]))
+    with caplog.at_level("INFO", logger="desktop_env.configs.steps"):
+        run_config(context(task))
+    assert any("exited 4" in r.getMessage() and "no-such-window" in r.getMessage() for r in caplog.records)
+    caplog.clear()
+    with caplog.at_level("INFO", logger="desktop_env.configs.steps"):
+        run_config(context(suite(APP, _task([{"type": "execute", "parameters": {"command": ["true"]}}]))))
+    assert not any("exited" in r.getMessage() for r in caplog.records)
+
+
 # -- windows -------------------------------------------------------------------------------------
 
 def _kill_windows(xsession, title: str) -> None:
