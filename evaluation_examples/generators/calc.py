@@ -13,7 +13,7 @@ import random
 import re
 from pathlib import Path
 
-from .common import quiet, wait_for_window, write_pairs
+from .common import open_in_app, write_pairs
 from .workbooks import save_gold, save_if_changed
 
 
@@ -38,25 +38,14 @@ def monthly_workbooks(folder: Path) -> None:
             save_if_changed(wb, folder / "monthly_revenue.xlsx")
 
 
-#: Setup step: wait until soffice.bin is quiet (:func:`common.quiet`): Calc drops keys sent while it
-#: is still drawing a freshly opened sheet.
-SOFFICE_QUIET = quiet("soffice.bin")
-
 CALC_TITLE = "monthly_revenue.xlsx"
 
-CALC_CONFIG = [
-    {"type": "execute", "parameters": {"command": "mkdir -p /home/user/reports && rm -f "
-                                       "/home/user/reports/monthly_revenue.xlsx "
-                                       "'/home/user/reports/.~lock.monthly_revenue.xlsx#'", "shell": True}},
-    {"type": "copyfile_from_host_to_guest", "parameters": {"src": "{folder}/monthly_revenue.xlsx",
-                                                             "dest": "/home/user/reports/monthly_revenue.xlsx"}},
-    {"type": "launch", "parameters": {"command": ["libreoffice", "--calc", "/home/user/reports/monthly_revenue.xlsx"]}},
-    {"type": "execute", "parameters": {
-        "command": f"for i in $(seq 840); do wmctrl -l | grep -q '{CALC_TITLE}' && exit 0; sleep 0.5; done; "
-                   f"echo 'no window {CALC_TITLE}' >&2; exit 1", "shell": True, "timeout_s": 450}},
-    {"type": "activate_window", "parameters": {"window_name": CALC_TITLE}},
-    SOFFICE_QUIET,
-]
+CALC_CONFIG = open_in_app(
+    "mkdir -p /home/user/reports && rm -f /home/user/reports/monthly_revenue.xlsx "
+    "'/home/user/reports/.~lock.monthly_revenue.xlsx#'",
+    {"/home/user/reports/monthly_revenue.xlsx": "{folder}/monthly_revenue.xlsx"},
+    ["libreoffice", "--calc", "/home/user/reports/monthly_revenue.xlsx"], CALC_TITLE, minutes=7, maximize=False,
+    quiet_process="soffice.bin")  # Calc drops keys sent while it is still drawing a freshly opened sheet
 
 
 def pairs() -> list[dict]:
@@ -299,17 +288,8 @@ def open_in_libreoffice(folder: str, name: str, app: str) -> list[dict]:
     """Setup: the task's file ``name`` fresh in the guest's ``folder`` (no lock file left), opened in
     LibreOffice's ``app`` (``calc``, ``writer``, ``impress``), maximized and idle."""
     path = f"{folder}/{name}"
-    return [
-        {"type": "execute", "parameters": {"command": f"mkdir -p {folder} && rm -f {path} "
-                                           f"'{folder}/.~lock.{name}#'", "shell": True}},
-        {"type": "copyfile_from_host_to_guest", "parameters": {"src": f"{{folder}}/{name}", "dest": path}},
-        {"type": "launch", "parameters": {"command": ["libreoffice", f"--{app}", path]}},
-        wait_for_window(name),
-        {"type": "execute", "parameters": {"command": f"wmctrl -r '{name}' -b add,maximized_vert,maximized_horz",
-                                           "shell": True}},
-        {"type": "activate_window", "parameters": {"window_name": name}},
-        SOFFICE_QUIET,
-    ]
+    return open_in_app(f"mkdir -p {folder} && rm -f {path} '{folder}/.~lock.{name}#'", {path: f"{{folder}}/{name}"},
+                       ["libreoffice", f"--{app}", path], name, quiet_process="soffice.bin")
 
 
 def gui_result(name: str) -> dict:

@@ -126,6 +126,27 @@ def quiet(process: str) -> dict:
         "        break\n")], "timeout_s": 330}}
 
 
+def open_in_app(prepare: str, files: dict[str, str], command: list[str], window: str, *, minutes: int = 5,
+                maximize: bool = True, activate: bool = True, quiet_process: str | None = None) -> list[dict]:
+    """Setup steps opening a task's files in a desktop app: ``prepare`` (a shell command clearing what
+    an earlier run left), each of ``files`` (guest path: source beside the task) copied in, the app
+    launched with ``command``, then a wait (up to ``minutes``) for its window titled ``window``,
+    which is maximized and activated (unless told not to), and a wait until the process matching
+    ``quiet_process`` has stopped drawing (:func:`quiet`)."""
+    steps = [{"type": "execute", "parameters": {"command": prepare, "shell": True}}]
+    steps += [{"type": "copyfile_from_host_to_guest", "parameters": {"src": src, "dest": dest}}
+              for dest, src in files.items()]
+    steps += [{"type": "launch", "parameters": {"command": command}}, wait_for_window(window, minutes)]
+    if maximize:
+        steps.append({"type": "execute", "parameters": {
+            "command": f"wmctrl -r '{window}' -b add,maximized_vert,maximized_horz", "shell": True}})
+    if activate:
+        steps.append({"type": "activate_window", "parameters": {"window_name": window}})
+    if quiet_process:
+        steps.append(quiet(quiet_process))
+    return steps
+
+
 def page_target(css: str, text: str | None, url: str) -> dict:
     """A GUI-step target in a web page's DOM: elements matching ``css`` (narrowed to those showing
     ``text``, if given) in the tab whose URL starts with ``url``."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .common import quiet, wait_for_window, write_pairs
+from .common import open_in_app, write_pairs
 
 PICTURES = "/home/user/Pictures"
 PHOTO = "photo.png"
@@ -74,16 +74,9 @@ def expected(name: str = PHOTO) -> dict:
 def open_in_gimp() -> list[dict]:
     """Setup: photo.png fresh in ~/Pictures, opened in GIMP, maximized, and GIMP idle."""
     path = f"{PICTURES}/{PHOTO}"
-    return [
-        {"type": "execute", "parameters": {"command": f"mkdir -p {PICTURES} && rm -f {path}", "shell": True}},
-        {"type": "copyfile_from_host_to_guest", "parameters": {"src": f"{{folder}}/{PHOTO}", "dest": path}},
-        {"type": "launch", "parameters": {"command": ["gimp", path]}},
-        wait_for_window(IMPORTED, minutes=10),  # GIMP's first start reads every plug-in: 2-5 min under load
-        {"type": "execute", "parameters": {"command": f"wmctrl -r '{IMPORTED}' -b add,maximized_vert,maximized_horz",
-                                           "shell": True}},
-        {"type": "activate_window", "parameters": {"window_name": IMPORTED}},
-        quiet("^gimp"),  # /usr/bin/gimp is a link to gimp-2.10, and a process takes the name it was started by
-    ]
+    return open_in_app(f"mkdir -p {PICTURES} && rm -f {path}", {path: f"{{folder}}/{PHOTO}"}, ["gimp", path], IMPORTED,
+                       minutes=10,  # GIMP's first start reads every plug-in: 2-5 min under load
+                       quiet_process="^gimp")  # /usr/bin/gimp links to gimp-2.10; a process takes the name it was started by
 
 
 def command(query: str, row: str) -> list[dict]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .common import ROOT, quiet, wait_for_window, write_pairs
+from .common import ROOT, open_in_app, write_pairs
 
 VLCRC = "/home/user/.config/vlc/vlcrc"
 #: The image's VLC settings (no privacy question, the web interface on): every task starts from them.
@@ -34,15 +34,8 @@ def result() -> dict:
 
 def open_vlc() -> list[dict]:
     """Setup: the image's VLC settings fresh in ~/.config/vlc, VLC started with them, and VLC idle."""
-    return [
-        {"type": "execute", "parameters": {"command": f"mkdir -p {Path(VLCRC).parent} && rm -f {VLCRC}",
-                                           "shell": True}},
-        {"type": "copyfile_from_host_to_guest", "parameters": {"src": "{folder}/vlcrc", "dest": VLCRC}},
-        {"type": "launch", "parameters": {"command": ["vlc"]}},
-        wait_for_window(MAIN),
-        {"type": "activate_window", "parameters": {"window_name": MAIN}},
-        quiet("^vlc$"),
-    ]
+    return open_in_app(f"mkdir -p {Path(VLCRC).parent} && rm -f {VLCRC}", {VLCRC: "{folder}/vlcrc"}, ["vlc"], MAIN,
+                       maximize=False, quiet_process="^vlc$")
 
 
 def preferences(tab: str | None = None) -> list[dict]:

@@ -14,7 +14,7 @@ import json
 import re
 from pathlib import Path
 
-from .common import wait_for_window, write_pairs
+from .common import open_in_app, write_pairs
 
 SETTINGS = "/home/user/.config/Code/User/settings.json"  # VS Code's place, which `code` keeps
 PROJECT = "/home/user/project"
@@ -39,15 +39,10 @@ def result() -> dict:
 
 def open_editor() -> list[dict]:
     """Setup: the project and the start settings fresh in the guest, the project opened with ``code``."""
-    return [
-        {"type": "execute", "parameters": {"command": f"rm -rf {PROJECT} {SETTINGS} && mkdir -p {PROJECT} "
-                                                      f"{Path(SETTINGS).parent}", "shell": True}},
-        {"type": "copyfile_from_host_to_guest", "parameters": {"src": "{folder}/settings.json", "dest": SETTINGS}},
-        {"type": "copyfile_from_host_to_guest", "parameters": {"src": "{folder}/orders.py",
-                                                               "dest": f"{PROJECT}/orders.py"}},
-        {"type": "launch", "parameters": {"command": ["code", PROJECT]}},
-        wait_for_window(TITLE, minutes=10),  # code-server, then Chromium: over 5 min beside a CI run
-    ]
+    return open_in_app(f"rm -rf {PROJECT} {SETTINGS} && mkdir -p {PROJECT} {Path(SETTINGS).parent}",
+                       {SETTINGS: "{folder}/settings.json", f"{PROJECT}/orders.py": "{folder}/orders.py"},
+                       ["code", PROJECT], TITLE, minutes=10,  # code-server, then Chromium: over 5 min beside a CI run
+                       maximize=False, activate=False)
 
 
 def open_settings() -> list[dict]:
