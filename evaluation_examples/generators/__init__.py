@@ -19,8 +19,9 @@ Generator modules, named by what they write (``GENERATORS``; each has a ``main()
 - ``mousepad``, ``downloads``, ``file_manager``: base-image GUI task pairs (``test_gui.json``),
   solved with GUI steps that find their targets in the accessibility tree (Mousepad, Thunar)
   or a page's DOM (a Chromium download); the download's twin is in ``test_smoke.json``;
-- ``writer``, ``impress``, ``gimp``, ``vlc``, ``vscode``: LibreOffice Writer and Impress, GIMP, VLC
-  and editor (code-server as ``code``) GUI task pairs on the ``office`` image (``test_office.json``).
+- ``writer``, ``impress``, ``gimp``, ``vlc``, ``vscode``, ``thunderbird``: LibreOffice Writer and
+  Impress, GIMP, VLC, editor (code-server as ``code``) and Thunderbird GUI task pairs on the
+  ``office`` image (``test_office.json``).
 
 Shared helpers: ``common`` (guest commands, the ``eval.sh`` head, writing pairs of tasks and
 updating indexes; it describes a pair's keys), ``datasets`` (synthetic data drawn from fixed
@@ -42,7 +43,7 @@ import importlib
 #: Every generator module, in the order a full run writes them.
 GENERATORS = ("base_image", "postgresql", "mariadb", "dbt", "dagster", "airflow", "duckdb", "geany", "jupyter",
               "sqlite", "terminal", "calc", "chromium", "superset", "accounts", "mousepad", "downloads",
-              "file_manager", "writer", "impress", "gimp", "vlc", "vscode")
+              "file_manager", "writer", "impress", "gimp", "vlc", "vscode", "thunderbird")
 
 #: The package's modules that generate nothing themselves.
 HELPERS = ("common", "datasets", "workbooks", "office_files")

@@ -59,13 +59,15 @@ def test_gold_scores_one_against_itself_and_the_start_state_zero(metric, gold, s
 #: pair, named after it (each folder's README says how they were made), by the generator module.
 SAVED = {"calc": ROOT / "tests/data/calc_saved", "writer": ROOT / "tests/data/office_saved",
          "impress": ROOT / "tests/data/office_saved", "gimp": ROOT / "tests/data/gimp_saved",
-         "vlc": ROOT / "tests/data/vlc_saved", "vscode": ROOT / "tests/data/vscode_saved"}
+         "vlc": ROOT / "tests/data/vlc_saved", "vscode": ROOT / "tests/data/vscode_saved",
+         "thunderbird": ROOT / "tests/data/thunderbird_saved"}
 
 
 def _saved_file_pairs():
-    from evaluation_examples.generators import calc, gimp, impress, vlc, vscode, writer
+    from evaluation_examples.generators import calc, gimp, impress, thunderbird, vlc, vscode, writer
 
-    return calc.gui_pairs() + writer.pairs() + impress.pairs() + gimp.pairs() + vlc.pairs() + vscode.pairs()
+    return (calc.gui_pairs() + writer.pairs() + impress.pairs() + gimp.pairs() + vlc.pairs() + vscode.pairs()
+            + thunderbird.pairs())
 
 
 def _score(task, result: Path) -> float:
@@ -85,7 +87,7 @@ def _score(task, result: Path) -> float:
 
 @pytest.mark.parametrize("pair", _saved_file_pairs(), ids=lambda p: p["name"])
 def test_evaluators_pass_what_the_app_saved_and_fail_the_start(pair):
-    """Each GUI pair whose app saves a file (Calc, Writer, Impress, GIMP, VLC, the editor): its evaluator scores the file the app
+    """Each GUI pair whose app saves a file (Calc, Writer, Impress, GIMP, VLC, the editor, Thunderbird): its evaluator scores the file the app
     saved at the end of the reference solution 1.0 (a real file, so a gold or rule written with a Python
     library is checked against the app's way of writing charts, styles, breaks or slide sizes) and the
     start file 0.0; the solution's waits for the saved file (it holds, or lacks, some text) hold on the
