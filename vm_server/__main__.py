@@ -49,17 +49,21 @@ def warm_up(state, patience_s: float = 600.0) -> None:
     """Prepare in the background while the session comes up (the server may start before X).
 
     Turns toolkit accessibility on as soon as the session bus answers, so applications
-    started from then on join AT-SPI, and starts the pyautogui executor as soon as X
-    accepts connections, so the first action does not pay for the import.
+    started from then on join AT-SPI; once X accepts connections too, puts the AT-SPI bus's
+    address on the root window (Qt applications need it: A11yReader.publish_bus_address) and
+    starts the pyautogui executor, so the first action does not pay for the import.
     """
     from . import display
 
     deadline = time.monotonic() + patience_s
-    a11y_done = executor_done = False
-    while not (a11y_done and executor_done) and time.monotonic() < deadline:
+    a11y_done = published = executor_done = False
+    while not (a11y_done and published and executor_done) and time.monotonic() < deadline:
         if not a11y_done:
             a11y_done = state.a11y.enable_toolkit_accessibility()
-        if not executor_done and display.is_available(state.config.display_name):
+        x_up = display.is_available(state.config.display_name)
+        if a11y_done and not published and x_up:
+            published = state.a11y.publish_bus_address(state.config.display_name)
+        if not executor_done and x_up:
             state.executor.prestart()
             executor_done = True
         time.sleep(1.0)

@@ -134,6 +134,47 @@ class A11yReader:
         logger.info("toolkit accessibility turned on (org.a11y.Status.IsEnabled = true)")
         return True
 
+    def bus_address(self) -> str | None:
+        """The AT-SPI bus's address, as ``org.a11y.Bus.GetAddress`` on the session bus gives it (this
+        starts the bus if it is not running), or None when the session bus does not answer."""
+        try:
+            from gi.repository import Gio
+
+            bus = Gio.bus_get_sync(Gio.BusType.SESSION, None)
+            reply = bus.call_sync("org.a11y.Bus", "/org/a11y/bus", "org.a11y.Bus", "GetAddress", None, None,
+                                  Gio.DBusCallFlags.NONE, self._call_timeout_ms, None)
+        except Exception as exc:  # noqa: BLE001 - ImportError, GLib.Error: no session bus yet
+            logger.debug("could not read the AT-SPI bus address: %s", exc)
+            return None
+        return reply.unpack()[0] or None
+
+    def publish_bus_address(self, display_name: str) -> bool:
+        """Put the AT-SPI bus's address on the X root window as ``AT_SPI_BUS`` (once it is right,
+        later calls only compare).
+
+        The bus launcher does this itself only when it starts with a display; started by D-Bus
+        activation before X (as in the image, where the server turns accessibility on early), it
+        does not. Qt 5 applications need the property: without it their bridge asks the session
+        bus for the address and registers before the answer arrives, so they never join the tree
+        (Qt logs "Error in contacting registry ... Not connected to D-Bus server"). GTK and
+        Chromium read the address from the session bus either way.
+
+        Returns:
+            True when the property holds the bus's address; False when the session bus or the
+            display is not reachable yet.
+        """
+        address = self.bus_address()
+        if not address:
+            return False
+        from . import display
+
+        try:
+            display.set_root_property(display_name, "AT_SPI_BUS", address)
+        except DisplayUnavailable as exc:
+            logger.debug("could not publish the AT-SPI bus address yet: %s", exc)
+            return False
+        return True
+
     def _desktop(self):
         pyatspi = self._atspi()
         try:

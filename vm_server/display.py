@@ -95,6 +95,26 @@ def screen_size(name: str, wait_s: float = 0.0) -> tuple[int, int]:
         return screen.width_in_pixels, screen.height_in_pixels
 
 
+def set_root_property(name: str, prop: str, value: str) -> bool:
+    """Set the root window's string property ``prop`` to ``value`` on display ``name``.
+
+    Returns:
+        True when the property was changed; False when it already held ``value``.
+    """
+    from Xlib import Xatom
+
+    with connection(name) as disp:
+        root = disp.screen().root
+        atom = disp.intern_atom(prop)
+        current = root.get_full_property(atom, Xatom.STRING)
+        if current is not None and bytes(current.value) == value.encode():
+            return False
+        root.change_property(atom, Xatom.STRING, 8, value.encode())
+        disp.sync()
+    logger.info("root window property %s set to %s", prop, value)
+    return True
+
+
 def cursor_position(name: str, wait_s: float = 0.0) -> tuple[int, int]:
     """Pointer position on the root window."""
     with connection(name, wait_s) as disp:

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import requests
 from PIL import Image
-from vmsrv_harness import SCREEN, wait_until
+from vmsrv_harness import SCREEN, ServerProcess, wait_until
 
 from desktop_env.errors import GuestServerError
 
@@ -289,6 +289,24 @@ def test_server_turns_toolkit_accessibility_on(server, xsession):
                                "--object-path", "/org/a11y/bus", "--method",
                                "org.freedesktop.DBus.Properties.Get", "org.a11y.Status", "IsEnabled").stdout
     wait_until(lambda: "true" in out(), 15, "org.a11y.Status.IsEnabled to be true")
+
+
+def test_server_puts_the_a11y_bus_address_on_the_root_window(server_python, xsession, tmp_path):
+    """Qt 5 applications join the tree only if the root window names the AT-SPI bus (the image's bus
+    launcher starts before X and cannot): a server starting with the property gone puts it back."""
+    reply = xsession.run("gdbus", "call", "--session", "--dest", "org.a11y.Bus", "--object-path", "/org/a11y/bus",
+                         "--method", "org.a11y.Bus.GetAddress").stdout
+    address = reply.split("'")[1]
+    xsession.run("xprop", "-root", "-remove", "AT_SPI_BUS")
+    assert "AT_SPI_BUS(STRING)" not in xsession.xprop_root("AT_SPI_BUS")
+    srv = ServerProcess(server_python, xsession, tmp_path)
+    try:
+        wait_until(lambda: f'"{address}"' in xsession.xprop_root("AT_SPI_BUS"), 30,
+                   f"AT_SPI_BUS = {address} on the root window (server log: {srv.log_path})")
+    finally:
+        srv.stop()
+        if "AT_SPI_BUS(STRING)" not in xsession.xprop_root("AT_SPI_BUS"):  # for the tests after this one
+            xsession.run("xprop", "-root", "-f", "AT_SPI_BUS", "8s", "-set", "AT_SPI_BUS", address)
 
 
 def test_accessibility_skips_what_is_not_showing(client, server, apps):
