@@ -115,7 +115,9 @@ def pairs() -> list[dict]:
             "evaluator": setting("editor.fontSize", 16),
             "solution": [
                 *open_settings(),
-                {"gui": "triple_click", "target": {"role": "spin-button", "name": "editor.fontSize"}},
+                # not a triple-click: under load its clicks come too far apart to select the field's text
+                {"gui": "click", "target": {"role": "spin-button", "name": "editor.fontSize"}},
+                {"gui": "key", "keys": "ctrl+a"},
                 {"gui": "type", "text": "16"},
                 saved("editor.fontSize", 16),
             ],
