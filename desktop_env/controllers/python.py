@@ -252,12 +252,19 @@ class PythonController:
         """The AT-SPI tree as XML (``max_depth``/``max_nodes`` limit its size; ``timeout_s`` is the
         server's time budget for walking it, default its own 20 s: past it the tree so far is returned).
         ``cells=False`` leaves out spreadsheets' cells (which the server reads last, one by one)."""
+        return self.accessibility_tree_with_stats(max_depth, max_nodes, timeout_s, cells)[0]
+
+    def accessibility_tree_with_stats(self, max_depth: int | None = None, max_nodes: int | None = None,
+                                      timeout_s: float | None = None, cells: bool = True) -> tuple[str, dict]:
+        """:meth:`accessibility_tree` and the server's account of the walk: ``nodes``, ``hidden``,
+        ``truncated`` (the limits it hit: ``depth``, ``nodes``, ``time``) and ``elapsed_s``."""
         query = {k: v for k, v in (("max_depth", max_depth), ("max_nodes", max_nodes), ("timeout_s", timeout_s))
                  if v is not None}
         if not cells:
             query["cells"] = "false"
-        return self._json("GET", "/accessibility", params=query,
-                          read_timeout_s=self._timeout_for(30 + (timeout_s or 0)))["AT"]
+        reply = self._json("GET", "/accessibility", params=query,
+                           read_timeout_s=self._timeout_for(30 + (timeout_s or 0)))
+        return reply["AT"], {k: v for k, v in reply.items() if k != "AT"}
 
     def terminal_output(self) -> str | None:
         """Text of the focused terminal, or None when no terminal is open."""

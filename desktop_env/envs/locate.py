@@ -193,10 +193,13 @@ class Locator:
 
         try:
             # A spreadsheet's cells are most of a Calc tree's cost: read only when a cell may be the target.
-            xml = self.controller.accessibility_tree(timeout_s=A11Y_WALK_S,
-                                                     cells=target.role in (None, "table-cell"))
+            xml, stats = self.controller.accessibility_tree_with_stats(timeout_s=A11Y_WALK_S,
+                                                                       cells=target.role in (None, "table-cell"))
         except Exception as exc:  # noqa: BLE001 - a tree that cannot be read now may be read on the next look
             return Found(reason=f"the accessibility tree could not be read ({exc})")
+        cut = stats.get("truncated") or []
+        cut_short = (f" (the server's walk was cut short by its {' and '.join(cut)} limit after "
+                     f"{stats.get('elapsed_s', '?')} s: the rest of the tree was not read)") if cut else ""
         elements = parse_elements(xml, self.screen)
         matches = [e for e in elements if _a11y_matches(e, target)]
         if target.within is not None:
@@ -215,7 +218,7 @@ class Locator:
         close = difflib.get_close_matches(want, names, n=3, cutoff=0.5) if want else names[:3]
         hint = f"; showing {target.role or 'element'}s with close names: {', '.join(map(repr, close))}" if close else (
             f"; {len(same_role)} showing {target.role}(s) with other names" if target.role else "")
-        return Found(reason=f"no showing element matched among {len(elements)} in the tree{hint}")
+        return Found(reason=f"no showing element matched among {len(elements)} in the tree{hint}{cut_short}")
 
     def _pages(self):
         if self._browser is None:

@@ -190,3 +190,29 @@ def test_a11y_targets_match_the_showing_elements_of_the_tree():
                                 "(match #1) in the accessibility tree")
     with pytest.raises(TaskConfigError, match="field target.within: must be an accessibility-tree target"):
         Target.from_json({"role": "text", "within": {"css": "form"}})
+
+
+def test_a_failed_look_says_when_the_servers_walk_was_cut_short():
+    """A target missing from a tree the server stopped reading (its time or node limit) is not absent
+    from the screen: the locator's reason says so, or a slow walk reads as a wrong target."""
+    from desktop_env.envs.locate import Locator
+
+    xml = ('<desktop-frame xmlns:st="https://accessibility.ubuntu.example.org/ns/state" '
+           'xmlns:cp="https://accessibility.ubuntu.example.org/ns/component">'
+           '<push-button name="Save" st:showing="true" st:visible="true" cp:screencoord="(10, 20)" cp:size="(80, 30)"/>'
+           '</desktop-frame>')
+
+    class Guest:
+        truncated: list = []
+
+        def accessibility_tree_with_stats(self, **_):
+            return xml, {"nodes": 2, "hidden": 0, "truncated": self.truncated, "elapsed_s": 120.4}
+
+    guest = Guest()
+    locator = Locator(controller=guest, cdp_url=None, screen=(1920, 1080))
+    target = Target.from_json({"role": "check-box", "name": "editor.formatOnSave"})
+    assert "cut short" not in locator.find(target).reason
+    guest.truncated = ["time"]
+    reason = locator.find(target).reason
+    assert "cut short by its time limit after 120.4 s" in reason and reason.startswith("no showing element matched")
+    assert locator.find(Target.from_json({"role": "push-button", "name": "Save"})).exists

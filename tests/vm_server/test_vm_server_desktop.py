@@ -166,6 +166,8 @@ def test_accessibility_limits(client, server, apps):
                          headers={"Authorization": f"Bearer {server.token}"}).json()
     assert reply["nodes"] == 5 and "nodes" in reply["truncated"]
     assert sum(1 for _ in ET.fromstring(reply["AT"]).iter()) == 5
+    xml, stats = client.accessibility_tree_with_stats(max_depth=1)
+    assert ET.fromstring(xml).tag == "desktop-frame" and "depth" in stats["truncated"] and stats["nodes"] >= 2
 
 
 def test_terminal_text(client, apps):
