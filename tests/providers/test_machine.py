@@ -159,3 +159,34 @@ def test_attach_to_a_monitor_another_client_holds_fails_in_bounded_time(tmp_path
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_stale_vm_cleanup_spares_a_folder_being_created(tmp_path):
+    """Another process's VM folder between its mkdir and its owner lock is not stale (a verification's
+    VM once vanished under a parallel run's sweep); one whose owner died is removed."""
+    import fcntl
+
+    from desktop_env.providers.qemu.provider import CLAIM_GRACE_S, cleanup_stale, vms_dir
+
+    vms = vms_dir(tmp_path)
+    vms.mkdir(parents=True, exist_ok=True)
+    creating = vms / "office-creating"
+    creating.mkdir()  # made, no lock and no state.json yet
+    dead = vms / "office-dead"
+    dead.mkdir()
+    (dead / "owner.lock").touch()  # its owner took the lock, wrote state.json and died
+    (dead / "state.json").write_text("{}")
+    live = vms / "office-live"
+    live.mkdir()
+    (live / "state.json").write_text("{}")
+    fd = os.open(live / "owner.lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        assert cleanup_stale(tmp_path) == ["office-dead"]
+        assert creating.is_dir() and live.is_dir() and not dead.exists()
+        old = time.time() - CLAIM_GRACE_S - 5  # a creator that died before taking its lock
+        os.utime(creating, (old, old))
+        assert cleanup_stale(tmp_path) == ["office-creating"]
+        assert live.is_dir()
+    finally:
+        os.close(fd)

@@ -55,10 +55,16 @@ def vms_dir(cache_dir: Path | None = None) -> Path:
     return path
 
 
+#: A VM folder without state.json younger than this is being created by another process (it has
+#: not taken its owner lock yet), not left behind: cleanup_stale leaves it alone.
+CLAIM_GRACE_S = 120.0
+
+
 def cleanup_stale(cache_dir: Path | None = None) -> list[str]:
     """Remove VMs whose owning process died (crash, kill -9), killing their QEMU.
 
-    VMs recorded as detached (started by ``desktop-env vm start``) are left alone.
+    VMs recorded as detached (started by ``desktop-env vm start``) are left alone, and so is a
+    folder another process is creating right now (see ``CLAIM_GRACE_S``).
     Returns the ids cleaned up.
     """
     cleaned = []
@@ -73,6 +79,8 @@ def cleanup_stale(cache_dir: Path | None = None) -> list[str]:
             continue
         if lock_is_held(vm_dir / "owner.lock"):
             continue
+        if not (vm_dir / "state.json").exists() and time.time() - vm_dir.stat().st_mtime < CLAIM_GRACE_S:
+            continue  # being created: its owner makes the folder, then takes the lock, then writes state.json
         _kill_qemu(vm_dir)
         shutil.rmtree(vm_dir, ignore_errors=True)
         cleaned.append(vm_dir.name)
