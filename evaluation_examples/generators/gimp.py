@@ -103,7 +103,7 @@ def overwrite() -> list[dict]:
 
 COMMON = {"id_seed": "office_suite", "app": "gimp", "snapshot": "office", "interface": "gui",
           "related_apps": ["gimp"], "category": "images", "files": {}, "gen": write_pictures,
-          "config": open_in_gimp(), "unproven": True}
+          "config": open_in_gimp()}
 OPEN_STEP = "In the GIMP window showing photo.png"
 SAVE_STEP = "Choose File > Overwrite photo.png, which writes the picture back to the PNG file."
 #: The image is edited once GIMP's title marks it changed (a leading ``*``).

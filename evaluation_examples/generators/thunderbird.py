@@ -81,7 +81,7 @@ def saved(name: str, value: bool) -> dict:
 
 COMMON = {"id_seed": "office_suite", "app": "thunderbird", "snapshot": "office", "interface": "gui",
           "related_apps": ["thunderbird"], "category": "mail", "files": {}, "gen": write_profile,
-          "config": open_thunderbird(), "unproven": True}
+          "config": open_thunderbird()}
 OPEN_STEP = "In Thunderbird, open Settings (the gear at the bottom of the bar on the left)"
 MARK_READ = "Automatically mark messages as read"
 SPELL_CHECK = "Check spelling before sending"

@@ -67,7 +67,7 @@ def setting(func: str, rule_key: str, value) -> dict:
 
 COMMON = {"id_seed": "office_suite", "app": "vlc", "snapshot": "office", "interface": "gui",
           "related_apps": ["vlc"], "category": "media", "files": {}, "gen": write_settings,
-          "config": open_vlc(), "unproven": True}
+          "config": open_vlc()}
 OPEN_STEP = "In VLC media player, choose Tools > Preferences (the simple view opens)"
 SAVE_STEP = "Click Save."
 ONE_INSTANCE = "Use only one instance when started from file manager"
