@@ -74,7 +74,7 @@ def setting(key: str, value) -> dict:
 
 COMMON = {"id_seed": "office_suite", "app": "vscode", "snapshot": "office", "interface": "gui",
           "related_apps": ["vscode"], "category": "editor", "files": {}, "gen": write_project,
-          "config": open_editor(), "unproven": True}
+          "config": open_editor()}
 OPEN_STEP = ("In the Visual Studio Code window showing the project, open the Command Palette (the Manage "
              f"gear at the bottom left > Command Palette, or Ctrl+Shift+P) and run \"{OPEN_SETTINGS}\"")
 
