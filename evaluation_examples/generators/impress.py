@@ -127,8 +127,9 @@ def pairs() -> list[dict]:
         {
             **COMMON,
             "name": "impress_fade_transition",
-            # Impress closed itself in the office image when Fade was clicked (both twins, 2026-11-28):
-            # not proven, so in no index file.
+            # Impress (LibreOffice 7.4) closes in the office image when Fade is chosen after the
+            # accessibility tree was read down to the panel's icon list, as the locator does
+            # (probed 2026-11-29; a click without that read applies it): not proven, in no index file.
             "unproven": True,
             "action_number": 5,
             "source": ["https://help.libreoffice.org/latest/en-US/text/simpress/01/06040000.html"],
