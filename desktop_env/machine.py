@@ -26,6 +26,8 @@ MACHINE_ABI = "q35-virtio-vga-std-1"
 
 GUEST_SERVER_PORT = 5000
 GUEST_CDP_PORT = 9222
+#: Limit for loading a saved VM state (QemuMachine.start); it takes 1-5 s on a quiet host.
+RESTORE_TIMEOUT_S = 180.0
 
 
 def find_qemu() -> str:
@@ -169,12 +171,18 @@ class QemuMachine:
         self._qmp = None
 
     # -- lifetime -----------------------------------------------------------------
-    def start(self, timeout_s: float = 30.0) -> None:
+    def start(self, timeout_s: float = 30.0, restore_timeout_s: float = RESTORE_TIMEOUT_S) -> None:
         """Launch QEMU and connect QMP. With ``incoming_state`` the saved RAM state is
         loaded and the guest resumed; otherwise the guest boots.
 
+        Args:
+            timeout_s: limit for QEMU's QMP socket to answer.
+            restore_timeout_s: limit for loading ``incoming_state`` (a few seconds on a quiet
+                host; an office image's 715 MiB state took over 30 s once on a loaded one).
+
         Raises:
             VMLaunchError: QEMU exited or QMP did not answer within ``timeout_s``.
+            VMError: the state did not load within ``restore_timeout_s``.
         """
         self.run_dir.mkdir(parents=True, exist_ok=True)
         for name in ("qmp.sock", "qemu.pid"):
@@ -193,7 +201,7 @@ class QemuMachine:
         try:
             self._connect_qmp(timeout_s)
             if self.incoming_state:
-                self._restore(self.incoming_state, timeout_s)
+                self._restore(self.incoming_state, restore_timeout_s)
         except BaseException:
             self.kill()
             raise
@@ -240,8 +248,12 @@ class QemuMachine:
 
     def _restore(self, state: Path, timeout_s: float) -> None:
         # `exec:cat FILE` streams the saved RAM/device state into the paused VM.
+        started = time.monotonic()
         self.qmp("migrate-incoming", uri=f"exec:cat {_shell_quote(str(state))}")
         self._wait_migration(timeout_s, incoming=True)
+        elapsed = time.monotonic() - started
+        if elapsed > 15:
+            log.warning("loading the VM state %s took %.0f s (a loaded host?)", state.name, elapsed)
         self.qmp("cont")
 
     def _wait_migration(self, timeout_s: float, incoming: bool = False) -> dict:
@@ -264,7 +276,9 @@ class QemuMachine:
                 if state in ("failed", "cancelled"):
                     raise VMError(f"saving the VM state failed: {info}")
             time.sleep(0.05)
-        raise VMError(f"VM state {'restore' if incoming else 'save'} did not finish within {timeout_s:.0f} s")
+        tail = self.log_tail().strip()
+        raise VMError(f"VM state {'restore' if incoming else 'save'} did not finish within {timeout_s:.0f} s"
+                      + (f"; QEMU's log ends:\n{tail}" if tail else ""))
 
     def qmp(self, command: str, **args):
         """Run one QMP command and return its result; raises VMError on failure."""

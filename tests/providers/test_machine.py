@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop_env.errors import VMLaunchError
+from desktop_env.errors import VMError, VMLaunchError
 from desktop_env.providers.base import create_provider, provider_names
 from desktop_env.ports import PortLease, lock_is_held
 from desktop_env.machine import QemuMachine, VMSpec, build_command, kvm_usable, resolve_accel
@@ -60,6 +60,24 @@ def test_launch_failure_carries_command_and_log(tmp_path):
         machine.start(timeout_s=20)
     assert "qemu-system-x86_64" in str(err.value)
     assert "missing.qcow2" in err.value.log_tail
+    assert not machine.is_running()
+
+
+def test_a_state_that_never_loads_fails_after_its_own_limit_with_qemu_s_log(tmp_path):
+    """The restore has its own limit (RESTORE_TIMEOUT_S, longer than QMP's: a big state on a loaded
+    host took over 30 s once), and its error carries QEMU's log."""
+    import subprocess
+
+    disk = tmp_path / "disk.qcow2"
+    subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", str(disk), "64M"], check=True)
+    never = tmp_path / "state.fifo"
+    os.mkfifo(never)  # `cat` blocks on it: the incoming migration never gets a byte
+    machine = QemuMachine(VMSpec(disk=disk, accel="tcg", memory_mb=256), tmp_path / "run", incoming_state=never)
+    started = time.monotonic()
+    with pytest.raises(VMError) as err:
+        machine.start(timeout_s=20, restore_timeout_s=3)
+    assert 3 <= time.monotonic() - started < 20
+    assert "did not finish within 3 s" in str(err.value) and "qemu.log" in str(err.value)
     assert not machine.is_running()
 
 
