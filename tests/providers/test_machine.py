@@ -3,6 +3,7 @@ import logging
 import multiprocessing
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -66,8 +67,6 @@ def test_launch_failure_carries_command_and_log(tmp_path):
 def test_a_state_that_never_loads_fails_after_its_own_limit_with_qemu_s_log(tmp_path):
     """The restore has its own limit (RESTORE_TIMEOUT_S, longer than QMP's: a big state on a loaded
     host took over 30 s once), and its error carries QEMU's log."""
-    import subprocess
-
     disk = tmp_path / "disk.qcow2"
     subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", str(disk), "64M"], check=True)
     never = tmp_path / "state.fifo"
