@@ -51,11 +51,40 @@ def test_calc_opens_a_csv_without_dialogs(vm, guest):
     guest.execute(["pkill", "-f", "soffice"])
 
 
-def test_chromium_starts_without_first_run_prompts(vm, guest):
-    guest.launch(["chromium", "--user-data-dir=/tmp/fresh-profile", "about:blank"])
+#: Opens a second tab as soon as it loads, with no click: a pop-up unless its site may open them.
+POPUP_PAGE = "<!doctype html><title>Opener</title><script>window.open('/opened.html')</script>"
+
+
+def _targets(guest, port):
+    reply = guest.execute(["python3", "-c", "import urllib.request; print(urllib.request.urlopen("
+                           f"'http://127.0.0.1:{port}/json/list', timeout=5).read().decode())"], timeout_s=30)
+    return reply["output"]
+
+
+def test_chromium_starts_without_first_run_prompts_and_allows_pop_ups_of_local_tools(vm, guest):
+    """No first-run prompts; the image's policy lets pages on localhost / 127.0.0.1 (the tools'
+    web UIs) open tabs without a click (a JupyterLab export opens one after a save that can outlast
+    the click's activation under load), while any other site's pop-up is still blocked."""
+    guest.upload_file(POPUP_PAGE.encode(), "/tmp/popup-site/opener.html")
+    guest.upload_file(b"<!doctype html><title>Opened</title>", "/tmp/popup-site/opened.html")
+    guest.launch(["python3", "-m", "http.server", "8765", "--bind", "0.0.0.0", "--directory", "/tmp/popup-site"])
+    guest.launch(["chromium", "--user-data-dir=/tmp/fresh-profile", "--remote-debugging-port=9333",
+                  "http://127.0.0.2:8765/opener.html"])
     titles = _wait_title(guest, "Chromium", 120)
     time.sleep(3)
     tree = guest.accessibility_tree()
     for prompt in ("default browser", "Sign in to Chromium", "Welcome to Chromium"):
         assert prompt.lower() not in tree.lower(), prompt
+    deadline = time.monotonic() + 120
+    while "127.0.0.2:8765/opener.html" not in _targets(guest, 9333) and time.monotonic() < deadline:
+        time.sleep(2)
+    guest.execute(["python3", "-c", "import urllib.request; urllib.request.urlopen(urllib.request.Request("
+                   "'http://127.0.0.1:9333/json/new?http://localhost:8765/opener.html', method='PUT'), timeout=30)"],
+                  timeout_s=60)
+    deadline = time.monotonic() + 120
+    while "localhost:8765/opened.html" not in (listed := _targets(guest, 9333)) and time.monotonic() < deadline:
+        time.sleep(2)
     guest.execute(["pkill", "-f", "fresh-profile"])
+    guest.execute(["pkill", "-f", "http.server 8765"])
+    assert "localhost:8765/opened.html" in listed, f"the local page's pop-up did not open:\n{listed}"
+    assert "127.0.0.2:8765/opened.html" not in listed, f"another site's pop-up was not blocked:\n{listed}"
