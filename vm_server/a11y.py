@@ -40,12 +40,17 @@ MAX_WIDTH = 1024  # children per node, as the original server
 MAX_TEXT_CHARS = 200_000  # text kept per node
 _HUGE_TABLE = 4096  # tables with more children are read as their visible cells only
 _TABLE_SCAN = 200  # rows/columns scanned when looking for the first visible cell
+#: Objects whose role and actions are kept between reads (see A11yReader._role, _actions).
+_CACHE_MAX = 50_000
 #: Roles of menu entries: one that is not showing belongs to a closed menu (see A11yReader._node).
 _MENU_ROLES = frozenset({"menu", "menu item", "check menu item", "radio menu item", "separator", "tearoff menu item"})
 
 
 def _q(prefix: str, name: str) -> str:
     return f"{{{NAMESPACES[prefix]}}}{name}"
+
+
+_STATE_PREFIX = _q("st", "")
 
 
 def _tag(role: str) -> str:
@@ -95,6 +100,10 @@ class A11yReader:
         self._call_timeout_ms = int(call_timeout_s * 1000)
         self._pyatspi = None
         self._bus_enabled = False
+        #: (bus name, object path) -> role name (see _role)
+        self._roles: dict[tuple, str] = {}
+        #: (bus name, object path, role, states) -> ((name, description, key binding), ...)
+        self._actions_cache: dict[tuple, tuple] = {}
 
     def _atspi(self):
         if self._pyatspi is None:
@@ -244,10 +253,7 @@ class A11yReader:
         """
         pyatspi = self._pyatspi
         walk.nodes += 1
-        try:
-            role = acc.getRoleName()
-        except Exception:  # noqa: BLE001 - the object died or its app hung
-            role = "unknown"
+        role = self._role(acc)
         attrs: dict[str, str] = {}
         try:
             attrs["name"] = _clean(acc.name or "")
@@ -289,6 +295,33 @@ class A11yReader:
         except Exception as exc:  # noqa: BLE001 - keep what we have of a misbehaving app
             logger.debug("error while reading children of a %s: %s", role, exc)
         return elem
+
+    def _role(self, acc) -> str:
+        """``acc``'s role name, read once per object (``unknown`` when it cannot be read).
+
+        The role was the costliest read of a web page's walk (about 40% of its time in
+        Chromium), and an object keeps its role for its life in the toolkits here (GTK,
+        LibreOffice, Qt; Chromium gives an element whose role changes a new object), so it is kept
+        per bus name and object path, up to ``_CACHE_MAX`` objects (the cache starts again when
+        full). libatspi's own cache is not used: with it on, a blocking call dispatches incoming
+        messages whose handlers make blocking calls of their own, which deadlocks libdbus.
+        """
+        try:
+            key = (acc.app.bus_name, acc.path)
+        except Exception:  # noqa: BLE001 - an object without its application: read, do not keep
+            key = None
+        role = self._roles.get(key) if key is not None else None
+        if role is not None:
+            return role
+        try:
+            role = acc.getRoleName()
+        except Exception:  # noqa: BLE001 - the object died or its app hung
+            return "unknown"
+        if key is not None:
+            if len(self._roles) >= _CACHE_MAX:
+                self._roles.clear()
+            self._roles[key] = role
+        return role
 
     def _add_details(self, acc, elem: ET.Element, on_screen: bool, cell: bool = False) -> None:
         pyatspi = self._pyatspi
@@ -337,18 +370,41 @@ class A11yReader:
                     elem.set(_q("val", key), str(getattr(value, getter)))
                 except Exception:  # noqa: BLE001
                     pass
+        for name, description, key_binding in self._actions(acc, elem):
+            name = _tag(name.replace(" ", "-"))
+            elem.set(_q("act", f"{name}_desc"), _clean(description))
+            elem.set(_q("act", f"{name}_kb"), _clean(key_binding))
+
+    def _actions(self, acc, elem: ET.Element) -> tuple:
+        """``acc``'s actions as (name, description, key binding), kept per object, role and states.
+
+        Reading them is a call for the count and three per action (a web page's links and buttons
+        made a third of its walk), and an object's actions follow from its role and states (a
+        check box's "check" turns "uncheck" with its checked state), so they are read once per
+        object path, role and state set, and kept (up to ``_CACHE_MAX`` entries; the cache starts
+        again when full).
+        """
+        try:
+            states = _STATE_PREFIX
+            key = (acc.app.bus_name, acc.path, elem.tag, tuple(k for k in elem.attrib if k.startswith(states)))
+        except Exception:  # noqa: BLE001 - an object without its application: read, do not keep
+            key = None
+        if key is not None and key in self._actions_cache:
+            return self._actions_cache[key]
         try:
             action = acc.queryAction()
         except Exception:  # noqa: BLE001 - NotImplementedError when the interface is absent
-            action = None
-        if action is not None:
-            try:
-                for i in range(action.nActions):
-                    name = _tag(action.getName(i).replace(" ", "-") or f"action{i}")
-                    elem.set(_q("act", f"{name}_desc"), _clean(action.getDescription(i) or ""))
-                    elem.set(_q("act", f"{name}_kb"), _clean(action.getKeyBinding(i) or ""))
-            except Exception:  # noqa: BLE001
-                pass
+            return ()
+        try:
+            actions = tuple((action.getName(i) or f"action{i}", action.getDescription(i) or "",
+                             action.getKeyBinding(i) or "") for i in range(action.nActions))
+        except Exception:  # noqa: BLE001 - a dying object: nothing kept
+            return ()
+        if key is not None:
+            if len(self._actions_cache) >= _CACHE_MAX:
+                self._actions_cache.clear()
+            self._actions_cache[key] = actions
+        return actions
 
     def _visible_cells(self, table_acc, walk: _Walk):
         """Cells of a huge table (a spreadsheet) that are on screen, row by row."""
