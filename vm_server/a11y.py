@@ -12,7 +12,9 @@ Chromium: ``--force-renderer-accessibility``).
 """
 from __future__ import annotations
 
+import functools
 import logging
+import re
 import threading
 import time
 import xml.etree.ElementTree as ET
@@ -42,6 +44,10 @@ _HUGE_TABLE = 4096  # tables with more children are read as their visible cells 
 _TABLE_SCAN = 200  # rows/columns scanned when looking for the first visible cell
 #: Objects whose role and actions are kept between reads (see A11yReader._role, _actions).
 _CACHE_MAX = 50_000
+#: Roles whose text can be long (a terminal's scrollback, a text editor's or a document's body): their
+#: text is read up to MAX_TEXT_CHARS; other objects' text is read whole in one call (see _text).
+_LONG_TEXT_ROLES = frozenset({"terminal", "text", "document text", "document frame", "document email",
+                              "document presentation", "document spreadsheet", "editbar"})
 #: Roles of menu entries: one that is not showing belongs to a closed menu (see A11yReader._node).
 _MENU_ROLES = frozenset({"menu", "menu item", "check menu item", "radio menu item", "separator", "tearoff menu item"})
 
@@ -53,17 +59,20 @@ def _q(prefix: str, name: str) -> str:
 _STATE_PREFIX = _q("st", "")
 
 
+@functools.lru_cache(maxsize=4096)  # roles and attribute names: a few hundred distinct ones
 def _tag(role: str) -> str:
     tag = (role.strip() or "unknown").replace(" ", "-")
     tag = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in tag)
     return tag if tag[0].isalpha() or tag[0] == "_" else "tag" + tag
 
 
+#: U+FFFC stands for embedded objects, U+FFFD for undecodable bytes; and control characters XML 1.0
+#: cannot carry (tab, newline and carriage return stay).
+_DROPPED = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffc\ufffd]")
+
+
 def _clean(text: str) -> str:
-    # U+FFFC stands for embedded objects; U+FFFD for undecodable bytes. Drop control
-    # characters XML 1.0 cannot carry.
-    text = text.replace("\ufffc", "").replace("\ufffd", "")
-    return "".join(ch for ch in text if ch in "\t\n\r" or ord(ch) >= 0x20)
+    return _DROPPED.sub("", text)
 
 
 @dataclass
@@ -104,6 +113,8 @@ class A11yReader:
         self._roles: dict[tuple, str] = {}
         #: (bus name, object path, role, states) -> ((name, description, key binding), ...)
         self._actions_cache: dict[tuple, tuple] = {}
+        #: Atspi.StateType -> pyatspi's name of it (see _state_name)
+        self._state_names: dict = {}
 
     def _atspi(self):
         if self._pyatspi is None:
@@ -261,7 +272,7 @@ class A11yReader:
             attrs["name"] = ""
         elem = ET.Element(_tag(role), attrs)
         try:
-            states = [pyatspi.stateToString(s) for s in acc.getState().getStates()]
+            states = [self._state_name(s) for s in acc.get_state_set().get_states()]
         except Exception:  # noqa: BLE001
             states = []
         for state in states:
@@ -323,6 +334,29 @@ class A11yReader:
             self._roles[key] = role
         return role
 
+    def _state_name(self, state) -> str:
+        """pyatspi's name of an ``Atspi.StateType`` ("showing", "multi line"), looked up once per state.
+
+        pyatspi's own ``StateSet.getStates()`` asks the set about each of the 40-odd states in turn,
+        which cost a tenth of a web page's walk under emulation; ``get_states()`` lists the set's
+        states in one go.
+        """
+        name = self._state_names.get(state)
+        if name is None:
+            name = self._state_names[state] = self._pyatspi.stateToString(state)
+        return name
+
+    @staticmethod
+    def _text(text_iface, tag: str) -> str:
+        """An object's text: in one call (offsets 0 to -1, "to the end" in AT-SPI), or, for roles whose
+        text can be long (``_LONG_TEXT_ROLES``), its length first and then at most ``MAX_TEXT_CHARS``.
+
+        Asking for the length first was a third of the calls of a web page's text reads.
+        """
+        if tag.replace("-", " ") in _LONG_TEXT_ROLES:
+            return text_iface.getText(0, min(text_iface.characterCount, MAX_TEXT_CHARS))
+        return text_iface.getText(0, -1)[:MAX_TEXT_CHARS]
+
     def _add_details(self, acc, elem: ET.Element, on_screen: bool, cell: bool = False) -> None:
         pyatspi = self._pyatspi
         if not cell:  # a cell's attributes and actions are skipped (see _node)
@@ -345,8 +379,7 @@ class A11yReader:
             text_iface = None
         if text_iface is not None:
             try:
-                count = text_iface.characterCount
-                text = text_iface.getText(0, min(count, MAX_TEXT_CHARS))
+                text = self._text(text_iface, elem.tag)
                 if text:
                     elem.text = _clean(text)
             except Exception:  # noqa: BLE001
