@@ -12,7 +12,9 @@ Chromium: ``--force-renderer-accessibility``).
 """
 from __future__ import annotations
 
+import functools
 import logging
+import re
 import threading
 import time
 import xml.etree.ElementTree as ET
@@ -40,6 +42,12 @@ MAX_WIDTH = 1024  # children per node, as the original server
 MAX_TEXT_CHARS = 200_000  # text kept per node
 _HUGE_TABLE = 4096  # tables with more children are read as their visible cells only
 _TABLE_SCAN = 200  # rows/columns scanned when looking for the first visible cell
+#: Objects whose role and actions are kept between reads (see A11yReader._role, _actions).
+_CACHE_MAX = 50_000
+#: Roles whose text can be long (a terminal's scrollback, a text editor's or a document's body): their
+#: text is read up to MAX_TEXT_CHARS; other objects' text is read whole in one call (see _text).
+_LONG_TEXT_ROLES = frozenset({"terminal", "text", "document text", "document frame", "document email",
+                              "document presentation", "document spreadsheet", "editbar"})
 #: Roles of menu entries: one that is not showing belongs to a closed menu (see A11yReader._node).
 _MENU_ROLES = frozenset({"menu", "menu item", "check menu item", "radio menu item", "separator", "tearoff menu item"})
 
@@ -48,17 +56,23 @@ def _q(prefix: str, name: str) -> str:
     return f"{{{NAMESPACES[prefix]}}}{name}"
 
 
+_STATE_PREFIX = _q("st", "")
+
+
+@functools.lru_cache(maxsize=4096)  # roles and attribute names: a few hundred distinct ones
 def _tag(role: str) -> str:
     tag = (role.strip() or "unknown").replace(" ", "-")
     tag = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in tag)
     return tag if tag[0].isalpha() or tag[0] == "_" else "tag" + tag
 
 
+#: U+FFFC stands for embedded objects, U+FFFD for undecodable bytes; and control characters XML 1.0
+#: cannot carry (tab, newline and carriage return stay).
+_DROPPED = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffc\ufffd]")
+
+
 def _clean(text: str) -> str:
-    # U+FFFC stands for embedded objects; U+FFFD for undecodable bytes. Drop control
-    # characters XML 1.0 cannot carry.
-    text = text.replace("\ufffc", "").replace("\ufffd", "")
-    return "".join(ch for ch in text if ch in "\t\n\r" or ord(ch) >= 0x20)
+    return _DROPPED.sub("", text)
 
 
 @dataclass
@@ -95,6 +109,12 @@ class A11yReader:
         self._call_timeout_ms = int(call_timeout_s * 1000)
         self._pyatspi = None
         self._bus_enabled = False
+        #: (bus name, object path) -> role name (see _role)
+        self._roles: dict[tuple, str] = {}
+        #: (bus name, object path, role, states) -> ((name, description, key binding), ...)
+        self._actions_cache: dict[tuple, tuple] = {}
+        #: Atspi.StateType -> pyatspi's name of it (see _state_name)
+        self._state_names: dict = {}
 
     def _atspi(self):
         if self._pyatspi is None:
@@ -244,10 +264,7 @@ class A11yReader:
         """
         pyatspi = self._pyatspi
         walk.nodes += 1
-        try:
-            role = acc.getRoleName()
-        except Exception:  # noqa: BLE001 - the object died or its app hung
-            role = "unknown"
+        role = self._role(acc)
         attrs: dict[str, str] = {}
         try:
             attrs["name"] = _clean(acc.name or "")
@@ -255,7 +272,7 @@ class A11yReader:
             attrs["name"] = ""
         elem = ET.Element(_tag(role), attrs)
         try:
-            states = [pyatspi.stateToString(s) for s in acc.getState().getStates()]
+            states = [self._state_name(s) for s in acc.get_state_set().get_states()]
         except Exception:  # noqa: BLE001
             states = []
         for state in states:
@@ -290,6 +307,56 @@ class A11yReader:
             logger.debug("error while reading children of a %s: %s", role, exc)
         return elem
 
+    def _role(self, acc) -> str:
+        """``acc``'s role name, read once per object (``unknown`` when it cannot be read).
+
+        The role was the costliest read of a web page's walk (about 40% of its time in
+        Chromium), and an object keeps its role for its life in the toolkits here (GTK,
+        LibreOffice, Qt; Chromium gives an element whose role changes a new object), so it is kept
+        per bus name and object path, up to ``_CACHE_MAX`` objects (the cache starts again when
+        full). libatspi's own cache is not used: with it on, a blocking call dispatches incoming
+        messages whose handlers make blocking calls of their own, which deadlocks libdbus.
+        """
+        try:
+            key = (acc.app.bus_name, acc.path)
+        except Exception:  # noqa: BLE001 - an object without its application: read, do not keep
+            key = None
+        role = self._roles.get(key) if key is not None else None
+        if role is not None:
+            return role
+        try:
+            role = acc.getRoleName()
+        except Exception:  # noqa: BLE001 - the object died or its app hung
+            return "unknown"
+        if key is not None:
+            if len(self._roles) >= _CACHE_MAX:
+                self._roles.clear()
+            self._roles[key] = role
+        return role
+
+    def _state_name(self, state) -> str:
+        """pyatspi's name of an ``Atspi.StateType`` ("showing", "multi line"), looked up once per state.
+
+        pyatspi's own ``StateSet.getStates()`` asks the set about each of the 40-odd states in turn,
+        which cost a tenth of a web page's walk under emulation; ``get_states()`` lists the set's
+        states in one go.
+        """
+        name = self._state_names.get(state)
+        if name is None:
+            name = self._state_names[state] = self._pyatspi.stateToString(state)
+        return name
+
+    @staticmethod
+    def _text(text_iface, tag: str) -> str:
+        """An object's text: in one call (offsets 0 to -1, "to the end" in AT-SPI), or, for roles whose
+        text can be long (``_LONG_TEXT_ROLES``), its length first and then at most ``MAX_TEXT_CHARS``.
+
+        Asking for the length first was a third of the calls of a web page's text reads.
+        """
+        if tag.replace("-", " ") in _LONG_TEXT_ROLES:
+            return text_iface.getText(0, min(text_iface.characterCount, MAX_TEXT_CHARS))
+        return text_iface.getText(0, -1)[:MAX_TEXT_CHARS]
+
     def _add_details(self, acc, elem: ET.Element, on_screen: bool, cell: bool = False) -> None:
         pyatspi = self._pyatspi
         if not cell:  # a cell's attributes and actions are skipped (see _node)
@@ -312,8 +379,7 @@ class A11yReader:
             text_iface = None
         if text_iface is not None:
             try:
-                count = text_iface.characterCount
-                text = text_iface.getText(0, min(count, MAX_TEXT_CHARS))
+                text = self._text(text_iface, elem.tag)
                 if text:
                     elem.text = _clean(text)
             except Exception:  # noqa: BLE001
@@ -337,18 +403,41 @@ class A11yReader:
                     elem.set(_q("val", key), str(getattr(value, getter)))
                 except Exception:  # noqa: BLE001
                     pass
+        for name, description, key_binding in self._actions(acc, elem):
+            name = _tag(name.replace(" ", "-"))
+            elem.set(_q("act", f"{name}_desc"), _clean(description))
+            elem.set(_q("act", f"{name}_kb"), _clean(key_binding))
+
+    def _actions(self, acc, elem: ET.Element) -> tuple:
+        """``acc``'s actions as (name, description, key binding), kept per object, role and states.
+
+        Reading them is a call for the count and three per action (a web page's links and buttons
+        made a third of its walk), and an object's actions follow from its role and states (a
+        check box's "check" turns "uncheck" with its checked state), so they are read once per
+        object path, role and state set, and kept (up to ``_CACHE_MAX`` entries; the cache starts
+        again when full).
+        """
+        try:
+            states = _STATE_PREFIX
+            key = (acc.app.bus_name, acc.path, elem.tag, tuple(k for k in elem.attrib if k.startswith(states)))
+        except Exception:  # noqa: BLE001 - an object without its application: read, do not keep
+            key = None
+        if key is not None and key in self._actions_cache:
+            return self._actions_cache[key]
         try:
             action = acc.queryAction()
         except Exception:  # noqa: BLE001 - NotImplementedError when the interface is absent
-            action = None
-        if action is not None:
-            try:
-                for i in range(action.nActions):
-                    name = _tag(action.getName(i).replace(" ", "-") or f"action{i}")
-                    elem.set(_q("act", f"{name}_desc"), _clean(action.getDescription(i) or ""))
-                    elem.set(_q("act", f"{name}_kb"), _clean(action.getKeyBinding(i) or ""))
-            except Exception:  # noqa: BLE001
-                pass
+            return ()
+        try:
+            actions = tuple((action.getName(i) or f"action{i}", action.getDescription(i) or "",
+                             action.getKeyBinding(i) or "") for i in range(action.nActions))
+        except Exception:  # noqa: BLE001 - a dying object: nothing kept
+            return ()
+        if key is not None:
+            if len(self._actions_cache) >= _CACHE_MAX:
+                self._actions_cache.clear()
+            self._actions_cache[key] = actions
+        return actions
 
     def _visible_cells(self, table_acc, walk: _Walk):
         """Cells of a huge table (a spreadsheet) that are on screen, row by row."""

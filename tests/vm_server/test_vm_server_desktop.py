@@ -20,6 +20,7 @@ pytestmark = pytest.mark.xvfb
 
 ST = "https://accessibility.ubuntu.example.org/ns/state"
 CP = "https://accessibility.ubuntu.example.org/ns/component"
+ACT = "https://accessibility.ubuntu.example.org/ns/action"
 
 
 def _png(data: bytes) -> Image.Image:
@@ -216,6 +217,37 @@ def test_accessibility_tree_has_chromium_content(client, chromium_page):
     found = wait_until(button, 90, f"Chromium's button {chromium_page!r} in the accessibility tree",
                        interval_s=1.0)
     assert found.get(f"{{{ST}}}showing") == "true"
+
+
+def test_repeated_reads_follow_a_page_s_changes(client, apps, tmp_path):
+    """The server keeps roles and actions between reads (A11yReader._role, _actions): a later read
+    must still show a changed name, a changed state and the actions that come with it."""
+    mark = uuid.uuid4().hex[:6]
+    page = tmp_path / "page.html"
+    page.write_text(f"<!doctype html><title>changes</title><button onclick=\"this.textContent='Pressed-{mark}'; "
+                    f"document.getElementById('c').checked = true\">Press-{mark}</button>"
+                    f"<input type=checkbox id=c aria-label='Agree-{mark}'>")
+    apps.launch(["chromium", "--no-sandbox", "--force-renderer-accessibility", "--no-first-run",
+                 "--disable-background-networking", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--password-store=basic", "--window-position=0,0", "--window-size=800,600",
+                 f"--user-data-dir={tmp_path / 'profile'}", page.as_uri()])
+
+    def elements(button_name):
+        root = _tree(client)
+        button = next((b for b in root.iter("push-button") if b.get("name") == button_name), None)
+        box = next((b for b in root.iter("check-box") if b.get("name") == f"Agree-{mark}"), None)
+        return (button, box) if button is not None and box is not None else None
+
+    button, box = wait_until(lambda: elements(f"Press-{mark}"), 90, "the page's button and check box",
+                             interval_s=1.0)
+    assert box.get(f"{{{ST}}}checked") is None
+    assert box.get(f"{{{ACT}}}check_desc") is not None
+    elements(f"Press-{mark}")  # a second read, from what the first one kept
+    x, y = (int(v) for v in button.get(f"{{{CP}}}screencoord").strip("()").split(","))
+    client.run_pyautogui(f"pyautogui.click({x + 5}, {y + 5})")
+    button, box = wait_until(lambda: elements(f"Pressed-{mark}"), 30, "the button's new name", interval_s=0.5)
+    assert box.get(f"{{{ST}}}checked") == "true"
+    assert box.get(f"{{{ACT}}}uncheck_desc") is not None and box.get(f"{{{ACT}}}check_desc") is None
 
 
 # -- windows --------------------------------------------------------------------------------------
