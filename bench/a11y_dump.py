@@ -1,11 +1,14 @@
 """Accessibility-tree dump time and size: the desktop, a Calc sheet and a long web page, per image.
 
-Each image is reset three ways (its ``init_state`` desktop; the ``calc`` warm state with a workbook
-open and maximized, as the Calc GUI tasks start; the ``chromium`` warm state showing a long page) and
-the in-VM server's tree is read ``--n`` times in each. Give two images (the one before a change and
-the one after) to get the ratios.
+A base image is reset three ways (its ``init_state`` desktop; the ``calc`` warm state with a workbook
+open and maximized, as the Calc GUI tasks start; the ``chromium`` warm state showing a long page); a
+data image four ways (its desktop, and the ``superset``, ``airflow`` and ``dagster`` warm states, each
+tool's page rendered in Chromium, as the GUI tasks on them start). The in-VM server's tree is read
+``--n`` times in each. Give two images of a profile (the one before a change and the one after) to
+get the ratios.
 
 Usage: python bench/a11y_dump.py [--images base-OLD base] [--n 3]
+       python bench/a11y_dump.py --images data
 """
 from __future__ import annotations
 
@@ -33,11 +36,16 @@ HTML = "<!doctype html><title>A long page</title>" + "".join(
     for i in range(60))
 
 
-def scenes() -> list[tuple[str, dict]]:
-    """(label, task config) of each start state measured."""
+def scenes(profile: str) -> list[tuple[str, dict]]:
+    """(label, task config) of each start state measured on an image of ``profile``."""
+    desktop = ("desktop", {"id": "a11y-desktop", "snapshot": profile, "instruction": "-", "config": []})
+    if profile == "data":
+        return [desktop] + [(f"{tool.capitalize()} page", {"id": f"a11y-{tool}", "snapshot": f"data:{tool}",
+                                                             "instruction": "-", "config": []})
+                            for tool in ("superset", "airflow", "dagster")]
     calc = json.loads(CALC_TASK.read_text())
     return [
-        ("desktop", {"id": "a11y-desktop", "snapshot": "base", "instruction": "-", "config": []}),
+        desktop,
         ("Calc sheet", {**calc, "id": "a11y-calc"}),
         ("web page", {"id": "a11y-web", "snapshot": "base:chromium", "instruction": "-", "config": [
             {"type": "execute", "parameters": {"command": ["python3", "-c",
@@ -52,7 +60,7 @@ def measure(image: str, n: int) -> dict[str, dict]:
     out = {}
     env = DesktopEnv(path_to_vm=image, require_a11y_tree=False)
     try:
-        for label, task in scenes():
+        for label, task in scenes(env.provider.image.profile):
             env.reset(options={"task_config": {**task, "evaluator": {"func": "infeasible"}}})
             env.controller.accessibility_tree()  # the first read turns toolkit accessibility on
             times, sizes, counts = [], [], []
