@@ -21,10 +21,24 @@ def _index_files(root: Path) -> list[Path]:
     return out
 
 
+def _as_index(path: Path) -> Path | None:
+    """``path`` if it is a suite's index file (app -> [task id], like ``test_all.json``), else None."""
+    from desktop_env.tasks import is_task_file, load_index
+
+    if not path.is_file() or path.suffix != ".json" or is_task_file(path):
+        return None
+    try:
+        load_index(path)
+    except TaskConfigError:
+        return None
+    return path
+
+
 def check(path: str | Path, show_warnings: bool = False, as_json: bool = False, out=None) -> int:
-    """Load every task under ``path``, print what it uses, return the exit status (1 on any load error)."""
+    """Load every task under ``path`` (or listed by ``path``, a suite's index file), print what they
+    use and how many are ``gui``, ``cli+gui`` and ``cli``, return the exit status (1 on any load error)."""
     from desktop_env import registry as reg
-    from desktop_env.tasks import find_task_files, load_task, task_file_for
+    from desktop_env.tasks import find_task_files, load_index, load_task, task_file_for
     from desktop_env.tasks.solution import interface_of, solution_items
 
     out = out or sys.stdout
@@ -32,7 +46,13 @@ def check(path: str | Path, show_warnings: bool = False, as_json: bool = False, 
     if not root.exists():
         print(f"error: {root} does not exist", file=sys.stderr)
         return 2
-    files = find_task_files(root)
+    index_file = _as_index(root)
+    if index_file is not None:  # a suite's index (test_*.json): the tasks it lists
+        index = load_index(index_file)
+        listed = (task_file_for(index_file.parent / "examples", app, tid) for app, ids in index.items() for tid in ids)
+        files = [f for f in listed if f is not None]  # the missing ones are reported with the index below
+    else:
+        files = find_task_files(root)
     tasks, errors, warnings = [], [], []
     uses: Counter = Counter()
     interfaces: Counter = Counter()
@@ -72,10 +92,10 @@ def check(path: str | Path, show_warnings: bool = False, as_json: bool = False, 
         for kind, name in task.names_used():
             uses[(kind, name)] += 1
 
-    for idx in _index_files(root if root.is_dir() else root.parent):
+    indexes = [index_file] if index_file is not None else _index_files(root if root.is_dir() else root.parent)
+    for idx in indexes:
         examples = idx.parent / "examples"
         try:
-            from desktop_env.tasks import load_index
             index = load_index(idx)
         except TaskConfigError as exc:
             errors.append(exc)
@@ -103,7 +123,8 @@ def check(path: str | Path, show_warnings: bool = False, as_json: bool = False, 
         out.write("\n")
         return 1 if errors else 0
 
-    print(f"{len(files)} task file(s) under {root}: {len(tasks)} loaded, {len(errors)} error(s)", file=out)
+    where = "listed by" if index_file is not None else "under"
+    print(f"{len(files)} task file(s) {where} {root}: {len(tasks)} loaded, {len(errors)} error(s)", file=out)
     if tasks:
         order = ("gui", "cli+gui", "cli", "untagged")
         print("interface: " + ", ".join(f"{interfaces[k]} {k}" for k in order if interfaces[k]) +
@@ -149,7 +170,8 @@ def register(subparsers) -> None:
     tasks = subparsers.add_parser("tasks", help="check task files (either spelling)")
     tsub = tasks.add_subparsers(dest="tasks_command", required=True)
     c = tsub.add_parser("check", help="load every task under PATH; report names used and errors")
-    c.add_argument("path", help="a task file, a task folder, an app folder, examples/ or a suite root")
+    c.add_argument("path", help="a task file, a task folder, an app folder, examples/, a suite root, "
+                                   "or a suite's index file (evaluation_examples/test_*.json: the tasks it lists)")
     c.add_argument("--warnings", action="store_true", help="print every warning (placeholders, unused fields)")
     c.add_argument("--json", action="store_true", help="machine-readable report")
     c.set_defaults(func=cmd_tasks_check)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -54,6 +55,23 @@ def test_through_the_main_cli():
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "5 loaded" in p.stdout
+
+
+def test_an_index_file_checks_the_tasks_it_lists(tmp_path):
+    p = run("check", "evaluation_examples/test_smoke.json")
+    assert p.returncode == 0, p.stdout + p.stderr
+    smoke = json.loads((REPO / "evaluation_examples/test_smoke.json").read_text())
+    n = sum(len(ids) for ids in smoke.values())
+    assert f"{n} task file(s) listed by evaluation_examples/test_smoke.json: {n} loaded, 0 error(s)" in p.stdout
+    assert "need the GUI" in p.stdout
+    suite = tmp_path / "evaluation_examples"
+    shutil.copytree(GOOD / "evaluation_examples" / "examples", suite / "examples")
+    app = sorted(IDS)[0]
+    (suite / "test_two.json").write_text(json.dumps({app: [IDS[app], "no-such-task"]}))
+    p = run("check", str(suite / "test_two.json"))
+    assert p.returncode == 1
+    assert "1 task file(s) listed by" in p.stdout and "1 loaded, 1 error(s)" in p.stdout
+    assert f"field {app}[1]" in p.stdout and "'no-such-task' is listed but has no file" in p.stdout
 
 
 def test_missing_path():
