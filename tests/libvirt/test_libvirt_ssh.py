@@ -60,9 +60,10 @@ def test_ssh_host_reached_through_tunnel(base_image, ssh_host, libvirt_mod):
             "import subprocess; subprocess.run(['touch', '/tmp/libvirt-ssh-step'])")
         assert "error" not in info, info
         assert env.controller.execute(["test", "-e", "/tmp/libvirt-ssh-step"])["returncode"] == 0
-        # Why forward_bind must stay on loopback: the guest cannot route an answer to any other client.
+        # The image's own default route (Gateway=10.0.2.2) holds on a libvirt host too; forward_bind
+        # still stays on loopback (binding elsewhere is untried, docs/libvirt.md).
         routes = env.controller.execute(["ip", "-4", "route", "show", "default"])
-        assert routes["returncode"] == 0 and routes["output"].strip() == "", routes
+        assert routes["returncode"] == 0 and routes["output"].startswith("default via 10.0.2.2 "), routes
         env.reset()  # revertToSnapshot: QEMU restarts on the same remote ports, the tunnel stays
         assert tunnel.process.poll() is None and provider._tunnel is tunnel
         assert env.controller.execute(["test", "-e", "/tmp/libvirt-ssh-step"])["returncode"] != 0
