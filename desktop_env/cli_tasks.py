@@ -21,17 +21,16 @@ def _index_files(root: Path) -> list[Path]:
     return out
 
 
-def _as_index(path: Path) -> Path | None:
-    """``path`` if it is a suite's index file (app -> [task id], like ``test_all.json``), else None."""
+def _read_index(path: Path) -> dict[str, list[str]] | None:
+    """The index (app -> [task id]) if ``path`` is a suite's index file like ``test_all.json``, else None."""
     from desktop_env.tasks import is_task_file, load_index
 
     if not path.is_file() or path.suffix != ".json" or is_task_file(path):
         return None
     try:
-        load_index(path)
+        return load_index(path)
     except TaskConfigError:
         return None
-    return path
 
 
 def check(path: str | Path, show_warnings: bool = False, as_json: bool = False, out=None) -> int:
@@ -46,9 +45,9 @@ def check(path: str | Path, show_warnings: bool = False, as_json: bool = False, 
     if not root.exists():
         print(f"error: {root} does not exist", file=sys.stderr)
         return 2
-    index_file = _as_index(root)
+    index = _read_index(root)
+    index_file = root if index is not None else None
     if index_file is not None:  # a suite's index (test_*.json): the tasks it lists
-        index = load_index(index_file)
         listed = (task_file_for(index_file.parent / "examples", app, tid) for app, ids in index.items() for tid in ids)
         files = [f for f in listed if f is not None]  # the missing ones are reported with the index below
     else:
