@@ -7,7 +7,11 @@ tool's page rendered in Chromium, as the GUI tasks on them start). The in-VM ser
 ``--n`` times in each. Give two images of a profile (the one before a change and the one after) to
 get the ratios.
 
-Usage: python bench/a11y_dump.py [--images base-OLD base] [--n 3]
+Each scene is read both ways the server offers (``--web atspi devtools``, the default): walking
+Chromium's pages over AT-SPI, and reading them over DevTools (what the server does by default when
+Chromium has a remote-debugging port); the last table gives their ratio per scene.
+
+Usage: python bench/a11y_dump.py [--images base-OLD base] [--n 3] [--web atspi devtools]
        python bench/a11y_dump.py --images data
 """
 from __future__ import annotations
@@ -55,25 +59,36 @@ def scenes(profile: str) -> list[tuple[str, dict]]:
     ]
 
 
-def measure(image: str, n: int) -> dict[str, dict]:
-    """Dump times (s), sizes (KB) and on-screen element counts per scene on ``image``."""
+def measure(image: str, n: int, webs: list[str]) -> dict[str, dict]:
+    """Dump times (s), sizes (KB) and on-screen element counts per scene and page reader on ``image``.
+
+    Keys are ``"scene"`` for the first of ``webs`` and ``"scene (web)"`` for the others; the reads
+    of the readers alternate, so that a slower moment of the guest falls on both.
+    """
     out = {}
     env = DesktopEnv(path_to_vm=image, require_a11y_tree=False)
     try:
         for label, task in scenes(env.provider.image.profile):
             env.reset(options={"task_config": {**task, "evaluator": {"func": "infeasible"}}})
             env.controller.accessibility_tree()  # the first read turns toolkit accessibility on
-            times, sizes, counts = [], [], []
+            got = {web: ([], [], [], []) for web in webs}
             for _ in range(n):
-                t0 = time.perf_counter()
-                xml = env.controller.accessibility_tree() or ""
-                times.append(time.perf_counter() - t0)
-                sizes.append(len(xml) / 1024)
-                counts.append(len(parse_elements(xml, env.screen)))
-            out[label] = {"time": summary(times), "kb": sum(sizes) / n, "elements": sum(counts) / n,
-                          "image": env.provider.image.name}
-            print(f"{image}: {label}: median {out[label]['time']['median']:.1f} s, {out[label]['kb']:.0f} KB, "
-                  f"{out[label]['elements']:.0f} on-screen elements", flush=True)
+                for web in webs:
+                    times, sizes, counts, pages = got[web]
+                    t0 = time.perf_counter()
+                    xml, stats = env.controller.accessibility_tree_with_stats(web=web)
+                    times.append(time.perf_counter() - t0)
+                    sizes.append(len(xml or "") / 1024)
+                    counts.append(len(parse_elements(xml or "", env.screen)))
+                    pages.append(stats.get("pages", 0))
+            for i, web in enumerate(webs):
+                times, sizes, counts, pages = got[web]
+                key = label if i == 0 else f"{label} ({web})"
+                out[key] = {"time": summary(times), "kb": sum(sizes) / n, "elements": sum(counts) / n,
+                            "pages": max(pages), "image": env.provider.image.name, "scene": label, "web": web}
+                print(f"{image}: {key} [{web}]: median {out[key]['time']['median']:.2f} s, {out[key]['kb']:.0f} KB, "
+                      f"{out[key]['elements']:.0f} on-screen elements, {out[key]['pages']} page(s) over DevTools",
+                      flush=True)
     finally:
         env.close()
     return out
@@ -83,17 +98,29 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--images", nargs="+", default=["base"], help="image names or profiles, oldest first")
     parser.add_argument("--n", type=int, default=3, help="dumps per scene")
+    parser.add_argument("--web", nargs="+", default=["atspi", "devtools"], choices=["atspi", "devtools"],
+                        help="how the server reads Chromium's pages (the first one is compared across images)")
     args = parser.parse_args()
-    results = {image: measure(image, args.n) for image in args.images}
+    results = {image: measure(image, args.n, args.web) for image in args.images}
     for image, rows in results.items():
         name = next(iter(rows.values()))["image"]
         print_table(f"Accessibility dump on {name}", [(label, r["time"]) for label, r in rows.items()], unit="s")
         for label, r in rows.items():
-            print(f"  {label}: {r['kb']:.0f} KB, {r['elements']:.0f} on-screen elements")
+            print(f"  {label}: {r['kb']:.0f} KB, {r['elements']:.0f} on-screen elements, "
+                  f"{r['pages']} page(s) read over DevTools")
+        if len(args.web) == 2:
+            first, second = args.web
+            print(f"\n{'scene':28s} {first:>9s} {second:>9s} {'ratio':>7s} {'size ratio':>11s}  ({name}, medians)")
+            for label, r in rows.items():
+                if r["web"] != first:
+                    continue
+                o = rows[f"{label} ({second})"]
+                print(f"{label:28s} {r['time']['median']:8.2f}s {o['time']['median']:8.2f}s "
+                      f"{r['time']['median'] / max(o['time']['median'], 1e-9):6.1f}x {r['kb'] / max(o['kb'], 1e-9):10.1f}x")
     if len(args.images) >= 2:
         first, last = results[args.images[0]], results[args.images[-1]]
         print(f"\n{'scene':12s} {'time ratio':>11s} {'size ratio':>11s}  (first image / last image, medians)")
-        for label in first:
+        for label in (k for k, r in first.items() if r["web"] == args.web[0]):
             t = first[label]["time"]["median"] / max(last[label]["time"]["median"], 1e-9)
             s = first[label]["kb"] / max(last[label]["kb"], 1e-9)
             print(f"{label:12s} {t:10.1f}x {s:10.1f}x")

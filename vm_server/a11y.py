@@ -12,31 +12,17 @@ Chromium: ``--force-renderer-accessibility``).
 """
 from __future__ import annotations
 
-import functools
 import logging
-import re
 import threading
 import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
+from .a11y_xml import NAMESPACES, STATE_PREFIX as _STATE_PREFIX, clean as _clean, q as _q, tag as _tag  # noqa: F401
 from .errors import DisplayUnavailable, Timeout
+from .pagetree import PageReader, PageUnavailable, append_items
 
 logger = logging.getLogger(__name__)
-
-#: Namespaces of the attribute groups, as existing agents' parsers expect them.
-NAMESPACES = {
-    "st": "https://accessibility.ubuntu.example.org/ns/state",
-    "attr": "https://accessibility.ubuntu.example.org/ns/attributes",
-    "cp": "https://accessibility.ubuntu.example.org/ns/component",
-    "doc": "https://accessibility.ubuntu.example.org/ns/document",
-    "docattr": "https://accessibility.ubuntu.example.org/ns/document/attributes",
-    "txt": "https://accessibility.ubuntu.example.org/ns/text",
-    "val": "https://accessibility.ubuntu.example.org/ns/value",
-    "act": "https://accessibility.ubuntu.example.org/ns/action",
-}
-for _prefix, _uri in NAMESPACES.items():
-    ET.register_namespace(_prefix, _uri)
 
 MAX_WIDTH = 1024  # children per node, as the original server
 MAX_TEXT_CHARS = 200_000  # text kept per node
@@ -52,36 +38,15 @@ _LONG_TEXT_ROLES = frozenset({"terminal", "text", "document text", "document fra
 _MENU_ROLES = frozenset({"menu", "menu item", "check menu item", "radio menu item", "separator", "tearoff menu item"})
 
 
-def _q(prefix: str, name: str) -> str:
-    return f"{{{NAMESPACES[prefix]}}}{name}"
-
-
-_STATE_PREFIX = _q("st", "")
-
-
-@functools.lru_cache(maxsize=4096)  # roles and attribute names: a few hundred distinct ones
-def _tag(role: str) -> str:
-    tag = (role.strip() or "unknown").replace(" ", "-")
-    tag = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in tag)
-    return tag if tag[0].isalpha() or tag[0] == "_" else "tag" + tag
-
-
-#: U+FFFC stands for embedded objects, U+FFFD for undecodable bytes; and control characters XML 1.0
-#: cannot carry (tab, newline and carriage return stay).
-_DROPPED = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffc\ufffd]")
-
-
-def _clean(text: str) -> str:
-    return _DROPPED.sub("", text)
-
-
 @dataclass
 class _Walk:
     max_depth: int
     max_nodes: int
     deadline: float
     cells: bool = True  # read spreadsheets' cells (after everything else)
+    devtools: bool = True  # read Chromium's pages over DevTools when it has a port (see A11yReader._page)
     nodes: int = 0
+    pages: int = 0  # documents read over DevTools
     hidden: int = 0  # elements written without their subtree: not showing
     deferred: list = field(default_factory=list)  # (table, element, depth): cells read at the end
     truncated: set = field(default_factory=set)
@@ -115,6 +80,7 @@ class A11yReader:
         self._actions_cache: dict[tuple, tuple] = {}
         #: Atspi.StateType -> pyatspi's name of it (see _state_name)
         self._state_names: dict = {}
+        self._pages = PageReader()
 
     def _atspi(self):
         if self._pyatspi is None:
@@ -208,7 +174,8 @@ class A11yReader:
 
     # -- tree ---------------------------------------------------------------------------------
 
-    def tree_xml(self, max_depth: int, max_nodes: int, timeout_s: float, cells: bool = True) -> tuple[str, dict]:
+    def tree_xml(self, max_depth: int, max_nodes: int, timeout_s: float, cells: bool = True,
+                 devtools: bool = True) -> tuple[str, dict]:
         """The whole desktop's accessibility tree as an XML string.
 
         Args:
@@ -218,11 +185,14 @@ class A11yReader:
             cells: read the visible cells of spreadsheets (huge tables). They are read after the
                 rest of the tree, so that a budget spent on a sheet's thousand cells never hides a
                 dialog; without them a table element says ``cells="not-read"``.
+            devtools: read the content of pages shown by a Chromium that has a remote-debugging port
+                from the page itself, over DevTools (see :meth:`_page`); False walks their AT-SPI
+                subtrees as for any other application.
 
         Returns:
             (xml, stats) where stats has ``nodes``, ``hidden`` (elements written without their
             subtree, see :meth:`_node`), ``truncated`` (list of the limits hit: ``depth``,
-            ``nodes``, ``time``) and ``elapsed_s``.
+            ``nodes``, ``time``), ``pages`` (documents read over DevTools) and ``elapsed_s``.
 
         Raises:
             DisplayUnavailable: AT-SPI or its bus is not available.
@@ -232,7 +202,8 @@ class A11yReader:
         try:
             self.enable_toolkit_accessibility()
             desktop = self._desktop()
-            walk = _Walk(max_depth=max_depth, max_nodes=max_nodes, deadline=started + timeout_s, cells=cells)
+            walk = _Walk(max_depth=max_depth, max_nodes=max_nodes, deadline=started + timeout_s, cells=cells,
+                         devtools=devtools)
             root = self._node(desktop, 0, walk)
             for table, elem, depth in walk.deferred:
                 for cell in self._visible_cells(table, walk):
@@ -246,7 +217,7 @@ class A11yReader:
             logger.info("accessibility tree truncated (%s) at %d nodes", ",".join(sorted(walk.truncated)),
                         walk.nodes)
         stats = {"nodes": walk.nodes, "hidden": walk.hidden, "truncated": sorted(walk.truncated),
-                 "elapsed_s": round(time.monotonic() - started, 3)}
+                 "pages": walk.pages, "elapsed_s": round(time.monotonic() - started, 3)}
         return ET.tostring(root, encoding="unicode"), stats
 
     def _node(self, acc, depth: int, walk: _Walk, cell: bool = False) -> ET.Element:
@@ -281,6 +252,8 @@ class A11yReader:
         if depth >= 2 and "showing" not in states and ("visible" in states or role in _MENU_ROLES):
             walk.hidden += 1
             return elem
+        if role == "document web" and walk.devtools and depth >= 2 and "showing" in states and self._page(acc, elem, walk):
+            return elem
         self._add_details(acc, elem, "visible" in states and "showing" in states, cell)
         if depth >= walk.max_depth:
             walk.truncated.add("depth")
@@ -306,6 +279,44 @@ class A11yReader:
         except Exception as exc:  # noqa: BLE001 - keep what we have of a misbehaving app
             logger.debug("error while reading children of a %s: %s", role, exc)
         return elem
+
+    def _page(self, acc, elem: ET.Element, walk: _Walk) -> bool:
+        """Fill ``elem``, a showing ``document web`` of Chromium, from the page over DevTools.
+
+        The page's elements on screen become ``elem``'s subtree in the walk's vocabulary (AT-SPI
+        role names, states, attributes and screen boxes; see :mod:`vm_server.pagetree`) and
+        ``elem`` says ``reader="devtools"``. One script run in the page replaces about six AT-SPI
+        calls per element. Elements scrolled out of view are not written (the AT-SPI walk writes
+        them without their content).
+
+        Returns:
+            False when the page cannot be read that way (Chromium has no remote-debugging port, no
+            page target matches, the script failed): the caller walks the AT-SPI subtree instead.
+        """
+        try:
+            pid = acc.get_process_id()
+            ext = acc.queryComponent().getExtents(self._pyatspi.XY_SCREEN)
+            extents = (ext[0], ext[1], ext[2], ext[3])
+        except Exception as exc:  # noqa: BLE001 - a dying object or no Component interface
+            logger.debug("document without process or extents, walked over AT-SPI: %s", exc)
+            return False
+        remaining_s = walk.deadline - time.monotonic()
+        if remaining_s <= 0.5 or walk.nodes >= walk.max_nodes:
+            return False
+        try:
+            page = self._pages.read(pid, elem.get("name", ""), extents, walk.max_nodes - walk.nodes, remaining_s)
+        except PageUnavailable as exc:
+            logger.debug("page %r read over AT-SPI: %s", elem.get("name"), exc)
+            return False
+        self._set_attributes(acc, elem)
+        elem.set(_q("cp", "screencoord"), str(extents[:2]))
+        elem.set(_q("cp", "size"), str(extents[2:]))
+        elem.set("reader", "devtools")
+        walk.nodes += append_items(elem, page["items"])
+        walk.pages += 1
+        if page.get("truncated"):
+            walk.truncated.add(page["truncated"])
+        return True
 
     def _role(self, acc) -> str:
         """``acc``'s role name, read once per object (``unknown`` when it cannot be read).
@@ -357,15 +368,20 @@ class A11yReader:
             return text_iface.getText(0, min(text_iface.characterCount, MAX_TEXT_CHARS))
         return text_iface.getText(0, -1)[:MAX_TEXT_CHARS]
 
+    @staticmethod
+    def _set_attributes(acc, elem: ET.Element) -> None:
+        """``acc``'s object attributes as ``attr:`` attributes of ``elem`` (none when they cannot be read)."""
+        try:
+            for key, value in (acc.get_attributes() or {}).items():
+                if key:
+                    elem.set(_q("attr", _tag(key)), _clean(str(value)))
+        except Exception:  # noqa: BLE001
+            pass
+
     def _add_details(self, acc, elem: ET.Element, on_screen: bool, cell: bool = False) -> None:
         pyatspi = self._pyatspi
         if not cell:  # a cell's attributes and actions are skipped (see _node)
-            try:
-                for key, value in (acc.get_attributes() or {}).items():
-                    if key:
-                        elem.set(_q("attr", _tag(key)), _clean(str(value)))
-            except Exception:  # noqa: BLE001
-                pass
+            self._set_attributes(acc, elem)
         if on_screen:
             try:
                 ext = acc.queryComponent().getExtents(pyatspi.XY_SCREEN)

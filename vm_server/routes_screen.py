@@ -8,7 +8,7 @@ import platform as platform_module
 from flask import Blueprint, Response, jsonify, request, send_file
 
 from . import desktop, display
-from .errors import ApiError, NotFound
+from .errors import ApiError, BadRequest, NotFound
 from .webutil import get_bool, get_number, get_str, guest_path, params, state
 
 logger = logging.getLogger(__name__)
@@ -31,17 +31,23 @@ def screenshot():
 
 @bp.route("/accessibility", methods=["GET"])
 def accessibility():
-    """AT-SPI tree as XML: ?max_depth=&max_nodes=&timeout_s=&cells= -> {"AT": xml, nodes, hidden, truncated}.
+    """AT-SPI tree as XML: ?max_depth=&max_nodes=&timeout_s=&cells=&web= -> {"AT": xml, nodes, hidden, truncated, pages}.
 
     ``cells=false`` leaves out the cells of spreadsheets (read last otherwise, in what is left of
-    the time budget): the quick way to find a dialog's button over a Calc window."""
+    the time budget): the quick way to find a dialog's button over a Calc window. ``web=atspi``
+    walks the AT-SPI subtree of Chromium's pages too, instead of reading them over DevTools
+    (``web=devtools``, the default, when Chromium has a remote-debugging port)."""
     cfg = state().config
     args = request.args.to_dict()
     max_depth = get_number(args, "max_depth", cfg.a11y_max_depth, integer=True)
     max_nodes = get_number(args, "max_nodes", cfg.a11y_max_nodes, integer=True)
     timeout_s = get_number(args, "timeout_s", cfg.a11y_timeout_s)
     cells = get_bool(args, "cells", True)
-    xml, stats = state().a11y.tree_xml(max_depth=max_depth, max_nodes=max_nodes, timeout_s=timeout_s, cells=cells)
+    web = args.get("web", "devtools")
+    if web not in ("devtools", "atspi"):
+        raise BadRequest(f"web={web!r}: use devtools (read Chromium's pages over DevTools) or atspi")
+    xml, stats = state().a11y.tree_xml(max_depth=max_depth, max_nodes=max_nodes, timeout_s=timeout_s, cells=cells,
+                                       devtools=web == "devtools")
     return jsonify(AT=xml, status="success", **stats)
 
 

@@ -248,18 +248,22 @@ class PythonController:
         return self._request("GET", "/screenshot").content
 
     def accessibility_tree(self, max_depth: int | None = None, max_nodes: int | None = None,
-                           timeout_s: float | None = None, cells: bool = True) -> str:
+                           timeout_s: float | None = None, cells: bool = True, web: str | None = None) -> str:
         """The AT-SPI tree as XML (``max_depth``/``max_nodes`` limit its size; ``timeout_s`` is the
         server's time budget for walking it, default its own 20 s: past it the tree so far is returned).
-        ``cells=False`` leaves out spreadsheets' cells (which the server reads last, one by one)."""
-        return self.accessibility_tree_with_stats(max_depth, max_nodes, timeout_s, cells)[0]
+        ``cells=False`` leaves out spreadsheets' cells (which the server reads last, one by one).
+        ``web="atspi"`` walks Chromium's pages over AT-SPI too; by default the server reads them over
+        DevTools when Chromium has a remote-debugging port (``web="devtools"``)."""
+        return self.accessibility_tree_with_stats(max_depth, max_nodes, timeout_s, cells, web)[0]
 
     def accessibility_tree_with_stats(self, max_depth: int | None = None, max_nodes: int | None = None,
-                                      timeout_s: float | None = None, cells: bool = True) -> tuple[str, dict]:
+                                      timeout_s: float | None = None, cells: bool = True,
+                                      web: str | None = None) -> tuple[str, dict]:
         """:meth:`accessibility_tree` and the server's account of the walk: ``nodes``, ``hidden``,
-        ``truncated`` (the limits it hit: ``depth``, ``nodes``, ``time``) and ``elapsed_s``."""
-        query = {k: v for k, v in (("max_depth", max_depth), ("max_nodes", max_nodes), ("timeout_s", timeout_s))
-                 if v is not None}
+        ``truncated`` (the limits it hit: ``depth``, ``nodes``, ``time``), ``pages`` (pages read over
+        DevTools; absent from servers before it) and ``elapsed_s``."""
+        query = {k: v for k, v in (("max_depth", max_depth), ("max_nodes", max_nodes), ("timeout_s", timeout_s),
+                                   ("web", web)) if v is not None}
         if not cells:
             query["cells"] = "false"
         reply = self._json("GET", "/accessibility", params=query,

@@ -61,6 +61,31 @@ def test_a_page_element_is_found_through_the_accessibility_tree(env):
     assert "error" not in info, info.get("error")
 
 
+def test_the_page_is_read_over_devtools_with_the_boxes_of_the_atspi_walk(env):
+    """Chromium of the ``chromium`` state has a remote-debugging port: the server reads its page from
+    the DOM (``reader="devtools"``), with the same button, name and box as the AT-SPI walk of it."""
+    import xml.etree.ElementTree as ET
+
+    cp = "{https://accessibility.ubuntu.example.org/ns/component}"
+
+    def button(web):
+        xml, stats = env.controller.accessibility_tree_with_stats(web=web)
+        for doc in ET.fromstring(xml).iter("document-web"):
+            found = next((b for b in doc.iter("push-button") if b.get("name") == "Press me"), None)
+            if found is not None:
+                return doc, found, stats
+        raise AssertionError(f"no push-button 'Press me' in any document of the {web} read")
+
+    doc, ours, stats = button("devtools")
+    assert doc.get("reader") == "devtools" and stats["pages"] >= 1
+    atspi_doc, theirs, atspi_stats = button("atspi")
+    assert atspi_doc.get("reader") is None and atspi_stats["pages"] == 0
+    for key in ("screencoord", "size"):
+        a = [int(v) for v in ours.get(cp + key).strip("()").split(",")]
+        b = [int(v) for v in theirs.get(cp + key).strip("()").split(",")]
+        assert all(abs(x - y) <= 2 for x, y in zip(a, b)), (key, a, b)
+
+
 def test_a_missing_target_stops_the_replay_naming_the_step_and_keeps_the_screenshot(env, tmp_path):
     from desktop_env.agents.simple import OracleAgent
     from desktop_env.harness.episode import run_episode

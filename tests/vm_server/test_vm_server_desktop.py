@@ -21,6 +21,7 @@ pytestmark = pytest.mark.xvfb
 ST = "https://accessibility.ubuntu.example.org/ns/state"
 CP = "https://accessibility.ubuntu.example.org/ns/component"
 ACT = "https://accessibility.ubuntu.example.org/ns/action"
+ATTR = "https://accessibility.ubuntu.example.org/ns/attributes"
 
 
 def _png(data: bytes) -> Image.Image:
@@ -217,6 +218,87 @@ def test_accessibility_tree_has_chromium_content(client, chromium_page):
     found = wait_until(button, 90, f"Chromium's button {chromium_page!r} in the accessibility tree",
                        interval_s=1.0)
     assert found.get(f"{{{ST}}}showing") == "true"
+
+
+_DEVTOOLS_PAGE = """<!doctype html><title>{title}</title>
+<style>body {{ margin: 0; font: 16px sans-serif }} #far {{ margin-top: 4000px }}</style>
+<h2>Heading-{mark}</h2>
+<label for=who>Who-{mark}</label> <input id=who value="typed-{mark}">
+<button onclick="this.textContent = 'Pressed-{mark}'">Press-{mark}</button>
+<a href="#x">Link-{mark}</a> <input type=checkbox aria-label="Agree-{mark}" checked>
+<div style="display:none"><button>Hidden-{mark}</button></div>
+<div id=far><button>Far-{mark}</button></div>
+"""
+
+
+def _chromium(apps, tmp_path, page, *flags):
+    apps.launch(["chromium", "--no-sandbox", "--force-renderer-accessibility", "--no-first-run",
+                 "--disable-background-networking", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--password-store=basic", "--window-position=0,0", "--window-size=800,600", *flags,
+                 f"--user-data-dir={tmp_path / 'profile'}", page.as_uri()])
+
+
+def _box(elem):
+    x, y = (int(v) for v in elem.get(f"{{{CP}}}screencoord").strip("()").split(","))
+    w, h = (int(v) for v in elem.get(f"{{{CP}}}size").strip("()").split(","))
+    return x, y, w, h
+
+
+def test_chromium_pages_are_read_over_devtools(client, apps, tmp_path):
+    """A Chromium started with a remote-debugging port (port 0: the port it chose, from its
+    DevToolsActivePort file) has its page read from the DOM: the same elements, names and boxes as
+    the AT-SPI walk of it, nothing that is not on screen, and a box that a click really hits."""
+    mark = uuid.uuid4().hex[:6]
+    title = f"devtools-{mark}"
+    page = tmp_path / "page.html"
+    page.write_text(_DEVTOOLS_PAGE.format(title=title, mark=mark))
+    _chromium(apps, tmp_path, page, "--remote-debugging-port=0")
+
+    def read(web):
+        xml, stats = client.accessibility_tree_with_stats(web=web)
+        root = ET.fromstring(xml)
+        doc = next((d for d in root.iter("document-web") if d.get("name") == title), None)
+        if doc is None or next((b for b in doc.iter("push-button") if b.get("name") == f"Press-{mark}"), None) is None:
+            return None
+        return doc, stats
+
+    doc, stats = wait_until(lambda: read("devtools"), 90, f"the page {title!r} with its button", interval_s=1.0)
+    assert doc.get("reader") == "devtools" and stats["pages"] == 1
+    atspi_doc, atspi_stats = read("atspi")
+    assert atspi_doc.get("reader") is None and atspi_stats["pages"] == 0
+
+    def find(d, tag, name):
+        return next((e for e in d.iter(tag) if e.get("name") == name), None)
+
+    for tag, name in (("push-button", f"Press-{mark}"), ("heading", f"Heading-{mark}"), ("link", f"Link-{mark}"),
+                      ("entry", f"Who-{mark}"), ("check-box", f"Agree-{mark}")):
+        ours, theirs = find(doc, tag, name), find(atspi_doc, tag, name)
+        assert ours is not None, f"{tag} {name!r} missing from the DevTools read"
+        assert theirs is not None, f"{tag} {name!r} missing from the AT-SPI walk"
+        assert ours.get(f"{{{ST}}}showing") == "true"
+        assert all(abs(a - b) <= 2 for a, b in zip(_box(ours), _box(theirs))), (tag, _box(ours), _box(theirs))
+    assert find(doc, "entry", f"Who-{mark}").text == f"typed-{mark}"
+    assert find(doc, "check-box", f"Agree-{mark}").get(f"{{{ST}}}checked") == "true"
+    assert find(doc, "heading", f"Heading-{mark}").get(f"{{{ATTR}}}level") == "2"
+    names = {e.get("name") for e in doc.iter()}
+    assert f"Hidden-{mark}" not in names and f"Far-{mark}" not in names
+
+    x, y, w, h = _box(find(doc, "push-button", f"Press-{mark}"))
+    client.run_pyautogui(f"pyautogui.click({x + w // 2}, {y + h // 2})")
+    wait_until(lambda: find(_tree(client), "push-button", f"Pressed-{mark}"), 30,
+               "the button pressed at the box the DevTools read gave", interval_s=0.5)
+
+
+def test_chromium_without_a_debugging_port_is_walked_over_atspi(client, chromium_page):
+    def document():
+        root = _tree(client)
+        for doc in root.iter("document-web"):
+            if any(b.get("name") == chromium_page for b in doc.iter("push-button")):
+                return doc
+        return None
+
+    doc = wait_until(document, 90, f"Chromium's button {chromium_page!r} in the accessibility tree", interval_s=1.0)
+    assert doc.get("reader") is None
 
 
 def test_repeated_reads_follow_a_page_s_changes(client, apps, tmp_path):
