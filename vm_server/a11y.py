@@ -81,6 +81,8 @@ class A11yReader:
         #: Atspi.StateType -> pyatspi's name of it (see _state_name)
         self._state_names: dict = {}
         self._pages = PageReader()
+        #: application bus name -> toolkit name (see _is_chromium)
+        self._toolkits: dict[str, str] = {}
 
     def _atspi(self):
         if self._pyatspi is None:
@@ -220,7 +222,7 @@ class A11yReader:
                  "pages": walk.pages, "elapsed_s": round(time.monotonic() - started, 3)}
         return ET.tostring(root, encoding="unicode"), stats
 
-    def _node(self, acc, depth: int, walk: _Walk, cell: bool = False) -> ET.Element:
+    def _node(self, acc, depth: int, walk: _Walk, cell: bool = False, prune: bool = False) -> ET.Element:
         """One element and (within the walk's limits) its subtree.
 
         Below the applications, an element that is not showing and either visible or a menu entry
@@ -228,9 +230,13 @@ class A11yReader:
         written with its role, name and states only, without its subtree: nothing in it is on
         screen to look at or act on, and reading it was most of the cost (a Calc window's closed
         menus hold about two thousand entries, a long page thousands of sections). Other elements
-        with neither state are walked: LibreOffice's formula bar ("Input line") reports neither
-        yet shows its text in a showing child. A
-        spreadsheet ``cell`` gets its role, name, states, geometry and text, not its attributes
+        with neither state are walked, but below the applications without their details
+        (attributes, text, value, actions: nothing that is not showing is on screen to act on):
+        LibreOffice's formula bar ("Input line") reports neither yet shows its text in a showing
+        child. In Chromium (``prune``, set for applications whose toolkit is Chromium) an element with
+        neither state is written without its subtree too: what an invisible view holds is never
+        drawn, and its toolbar's hidden buttons and panels were a quarter of its window's 270
+        elements. A spreadsheet ``cell`` gets its role, name, states, geometry and text, not its attributes
         and actions, which are the same for every cell.
         """
         pyatspi = self._pyatspi
@@ -249,12 +255,13 @@ class A11yReader:
         for state in states:
             if state:
                 elem.set(_q("st", state.replace(" ", "_")), "true")
-        if depth >= 2 and "showing" not in states and ("visible" in states or role in _MENU_ROLES):
+        if depth >= 2 and "showing" not in states and ("visible" in states or role in _MENU_ROLES or prune):
             walk.hidden += 1
             return elem
         if role == "document web" and walk.devtools and depth >= 2 and "showing" in states and self._page(acc, elem, walk):
             return elem
-        self._add_details(acc, elem, "visible" in states and "showing" in states, cell)
+        if depth < 2 or "showing" in states:
+            self._add_details(acc, elem, "visible" in states and "showing" in states, cell)
         if depth >= walk.max_depth:
             walk.truncated.add("depth")
             return elem
@@ -269,13 +276,14 @@ class A11yReader:
                 elem.set("cells", "not-read")
             return elem
         children = (acc.getChildAtIndex(i) for i in range(min(count, MAX_WIDTH)))
+        prune = prune or (depth == 1 and self._is_chromium(acc))
         try:
             for child in children:
                 if not walk.allow():
                     break
                 if child is None:
                     continue
-                elem.append(self._node(child, depth + 1, walk))
+                elem.append(self._node(child, depth + 1, walk, prune=prune))
         except Exception as exc:  # noqa: BLE001 - keep what we have of a misbehaving app
             logger.debug("error while reading children of a %s: %s", role, exc)
         return elem
@@ -317,6 +325,23 @@ class A11yReader:
         if page.get("truncated"):
             walk.truncated.add(page["truncated"])
         return True
+
+    def _is_chromium(self, app) -> bool:
+        """Whether the application ``app`` is Chromium (or an Electron app): its toolkit name, kept per bus name."""
+        try:
+            key = app.app.bus_name
+        except Exception:  # noqa: BLE001 - an accessible without its application: not pruned
+            return False
+        toolkit = self._toolkits.get(key)
+        if toolkit is None:
+            try:
+                toolkit = app.get_toolkit_name() or ""
+            except Exception:  # noqa: BLE001 - the application died or hung
+                return False
+            if len(self._toolkits) > 256:
+                self._toolkits.clear()
+            self._toolkits[key] = toolkit
+        return toolkit == "Chromium"
 
     def _role(self, acc) -> str:
         """``acc``'s role name, read once per object (``unknown`` when it cannot be read).
