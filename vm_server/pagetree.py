@@ -231,7 +231,7 @@ const TAGS = {BUTTON: "push button", TEXTAREA: "entry", SELECT: "combo box", H1:
   MAIN: "landmark", ASIDE: "landmark", DIALOG: "dialog", IFRAME: "internal frame", CANVAS: "canvas",
   VIDEO: "video", AUDIO: "audio", HR: "separator", SUMMARY: "push button", DETAILS: "panel", PROGRESS: "progress bar",
   METER: "level bar", OPTION: "list item", FIELDSET: "panel", LEGEND: "label", CAPTION: "caption",
-  BLOCKQUOTE: "block quote", ARTICLE: "article", FIGURE: "panel", svg: "image"};
+  BLOCKQUOTE: "block quote", ARTICLE: "article", FIGURE: "panel"};
 const ARIA = {button: "push button", link: "link", checkbox: "check box", switch: "toggle button",
   radio: "radio button", textbox: "entry", searchbox: "entry", combobox: "combo box", listbox: "list box",
   option: "list item", list: "list", listitem: "list item", heading: "heading", img: "image", image: "image",
@@ -254,10 +254,11 @@ const squash = (s, n) => { s = (s || "").replace(/\s+/g, " ").trim(); return s.l
 const deepActive = () => { let a = document.activeElement;
   while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement; return a; };
 const active = deepActive();
-function roleOf(el, tag) {
+function roleOf(el, tag, pointer) {
   const aria = (el.getAttribute("role") || "").trim().split(/\s+/)[0];
   if (aria && aria in ARIA) return ARIA[aria];
-  if (tag === "A") return el.hasAttribute("href") ? "link" : "";
+  if (tag === "A") return el.hasAttribute("href") || pointer || el.hasAttribute("tabindex") ? "link" : "";
+  if (tag === "svg") return el.hasAttribute("aria-label") || el.querySelector(":scope > title") ? "image" : "";
   if (tag === "INPUT") { const t = (el.type || "text").toLowerCase(); return t === "hidden" ? null : (INPUT[t] || "entry"); }
   if (tag === "TH") return el.getAttribute("scope") === "row" ? "row header" : "table column header";
   if (el.isContentEditable && (!el.parentElement || !el.parentElement.isContentEditable)) return "entry";
@@ -276,7 +277,13 @@ function nameOf(el, tag, role) {
   if (tag === "IMG" || (tag === "INPUT" && el.type === "image")) { n = squash(el.getAttribute("alt"), NAME_MAX); if (n) return n; }
   if (tag === "INPUT" && ["button", "submit", "reset"].includes(el.type)) { n = squash(el.value, NAME_MAX); if (n) return n; }
   if (tag === "svg") { const t = el.querySelector(":scope > title"); if (t) return squash(t.textContent, NAME_MAX); }
-  if (NAME_FROM_CONTENT.has(role) && !(tag === "INPUT")) { n = squash(el.innerText !== undefined ? el.innerText : el.textContent, NAME_MAX); if (n) return n; }
+  if (NAME_FROM_CONTENT.has(role) && !(tag === "INPUT")) {
+    n = squash(el.innerText !== undefined ? el.innerText : el.textContent, NAME_MAX); if (n) return n;
+    // an icon's label or an image's alt text, as Chromium names a link or button from its content
+    const labels = Array.from(el.querySelectorAll("[aria-label]:not([aria-hidden=true]), img[alt], svg > title"),
+      d => d.getAttribute("aria-label") || d.getAttribute("alt") || d.textContent);
+    n = squash(labels.slice(0, 4).join(" "), NAME_MAX); if (n) return n;
+  }
   return squash(el.getAttribute("title") || el.getAttribute("placeholder") || "", NAME_MAX);
 }
 function ownText(el) {
@@ -293,7 +300,7 @@ function walk(el, parent, clip, ox, oy, parentPointer) {
   if (out.length >= MAX) { truncated = "nodes"; return; }
   if ((out.length & 63) === 0 && performance.now() - T0 > BUDGET) { truncated = "time"; return; }
   const tag = el.tagName;
-  if (SKIP.has(tag)) return;
+  if (SKIP.has(tag) || el.getAttribute("aria-hidden") === "true") return;
   const cs = getComputedStyle(el);
   if (cs.display === "none") return;
   const r = el.getBoundingClientRect();
@@ -304,9 +311,9 @@ function walk(el, parent, clip, ox, oy, parentPointer) {
     && cs.visibility !== "hidden" && cs.visibility !== "collapse";
   const clips = cs.overflowX !== "visible" || cs.overflowY !== "visible";
   if (!onScreen && clips && w > 0 && h > 0) return;
-  let role = roleOf(el, tag);
-  if (role === null) return;
   const pointer = cs.cursor === "pointer";
+  let role = roleOf(el, tag, pointer);
+  if (role === null) return;
   const text = (tag === "INPUT" || tag === "TEXTAREA") ? "" : ownText(el);
   let emit = onScreen && (role || text || (pointer && !parentPointer) || el.hasAttribute("tabindex")
     || el.hasAttribute("aria-label"));
@@ -356,7 +363,7 @@ function walk(el, parent, clip, ox, oy, parentPointer) {
     }
     return;
   }
-  if (tag === "SELECT" || tag === "svg" && role) return;
+  if (tag === "SELECT" || (tag === "svg" && role)) return;
   for (const child of childrenOf(el)) { walk(child, index, inner, ox, oy, pointer); if (truncated) return; }
 }
 walk(document.documentElement, -1, [0, 0, innerWidth, innerHeight], 0, 0, false);
