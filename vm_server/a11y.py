@@ -81,8 +81,6 @@ class A11yReader:
         #: Atspi.StateType -> pyatspi's name of it (see _state_name)
         self._state_names: dict = {}
         self._pages = PageReader()
-        #: application bus name -> toolkit name (see _is_chromium)
-        self._toolkits: dict[str, str] = {}
 
     def _atspi(self):
         if self._pyatspi is None:
@@ -222,7 +220,7 @@ class A11yReader:
                  "pages": walk.pages, "elapsed_s": round(time.monotonic() - started, 3)}
         return ET.tostring(root, encoding="unicode"), stats
 
-    def _node(self, acc, depth: int, walk: _Walk, cell: bool = False, prune: bool = False) -> ET.Element:
+    def _node(self, acc, depth: int, walk: _Walk, cell: bool = False) -> ET.Element:
         """One element and (within the walk's limits) its subtree.
 
         Below the applications, an element that is not showing and either visible or a menu entry
@@ -233,10 +231,9 @@ class A11yReader:
         with neither state are walked, but below the applications without their details
         (attributes, text, value, actions: nothing that is not showing is on screen to act on):
         LibreOffice's formula bar ("Input line") reports neither yet shows its text in a showing
-        child. In Chromium (``prune``, set for applications whose toolkit is Chromium) an element with
-        neither state is written without its subtree too: what an invisible view holds is never
-        drawn, and its toolbar's hidden buttons and panels were a quarter of its window's 270
-        elements. A spreadsheet ``cell`` gets its role, name, states, geometry and text, not its attributes
+        child, and Chromium shows a settings page (``chrome://settings``) only after its invisible
+        views were walked (the document stayed an empty 0x0 stub for minutes when they were
+        written without their subtree). A spreadsheet ``cell`` gets its role, name, states, geometry and text, not its attributes
         and actions, which are the same for every cell.
         """
         pyatspi = self._pyatspi
@@ -255,7 +252,7 @@ class A11yReader:
         for state in states:
             if state:
                 elem.set(_q("st", state.replace(" ", "_")), "true")
-        if depth >= 2 and "showing" not in states and ("visible" in states or role in _MENU_ROLES or prune):
+        if depth >= 2 and "showing" not in states and ("visible" in states or role in _MENU_ROLES):
             walk.hidden += 1
             return elem
         if role == "document web" and walk.devtools and depth >= 2 and "showing" in states and self._page(acc, elem, walk):
@@ -276,14 +273,13 @@ class A11yReader:
                 elem.set("cells", "not-read")
             return elem
         children = (acc.getChildAtIndex(i) for i in range(min(count, MAX_WIDTH)))
-        prune = prune or (depth == 1 and self._is_chromium(acc))
         try:
             for child in children:
                 if not walk.allow():
                     break
                 if child is None:
                     continue
-                elem.append(self._node(child, depth + 1, walk, prune=prune))
+                elem.append(self._node(child, depth + 1, walk))
         except Exception as exc:  # noqa: BLE001 - keep what we have of a misbehaving app
             logger.debug("error while reading children of a %s: %s", role, exc)
         return elem
@@ -325,23 +321,6 @@ class A11yReader:
         if page.get("truncated"):
             walk.truncated.add(page["truncated"])
         return True
-
-    def _is_chromium(self, app) -> bool:
-        """Whether the application ``app`` is Chromium (or an Electron app): its toolkit name, kept per bus name."""
-        try:
-            key = app.app.bus_name
-        except Exception:  # noqa: BLE001 - an accessible without its application: not pruned
-            return False
-        toolkit = self._toolkits.get(key)
-        if toolkit is None:
-            try:
-                toolkit = app.get_toolkit_name() or ""
-            except Exception:  # noqa: BLE001 - the application died or hung
-                return False
-            if len(self._toolkits) > 256:
-                self._toolkits.clear()
-            self._toolkits[key] = toolkit
-        return toolkit == "Chromium"
 
     def _role(self, acc) -> str:
         """``acc``'s role name, read once per object (``unknown`` when it cannot be read).
