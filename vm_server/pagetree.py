@@ -255,6 +255,10 @@ const deepActive = () => { let a = document.activeElement;
   while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement; return a; };
 const active = deepActive();
 function roleOf(el, tag, pointer) {
+  const role = baseRole(el, tag, pointer);
+  return role === "push button" && el.hasAttribute("aria-pressed") ? "toggle button" : role;
+}
+function baseRole(el, tag, pointer) {
   const aria = (el.getAttribute("role") || "").trim().split(/\s+/)[0];
   if (aria && aria in ARIA) return ARIA[aria];
   if (tag === "A") return el.hasAttribute("href") || pointer || el.hasAttribute("tabindex") ? "link" : "";

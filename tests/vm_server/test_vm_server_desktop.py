@@ -227,7 +227,7 @@ _DEVTOOLS_PAGE = """<!doctype html><title>{title}</title>
 <button onclick="this.textContent = 'Pressed-{mark}'">Press-{mark}</button>
 <a href="#x">Link-{mark}</a> <input type=checkbox aria-label="Agree-{mark}" checked>
 <a href="#logo"><img alt="Logo-{mark}" width=20 height=20 src="data:image/gif;base64,R0lGODlhAQABAAAAACw="></a>
-<a style="cursor:pointer" onclick="void 0">Tab-{mark}</a>
+<a style="cursor:pointer" onclick="void 0">Tab-{mark}</a> <span role=button tabindex=0 aria-pressed=false>Bold-{mark}</span>
 <svg width=16 height=16><rect width=16 height=16 fill=blue /></svg>
 <div aria-hidden=true><button>Unseen-{mark}</button></div>
 <div style="display:none"><button>Hidden-{mark}</button></div>
@@ -277,7 +277,7 @@ def test_chromium_pages_are_read_over_devtools(client, apps, tmp_path):
 
     for tag, name in (("push-button", f"Press-{mark}"), ("heading", f"Heading-{mark}"), ("link", f"Link-{mark}"),
                       ("entry", f"Who-{mark}"), ("check-box", f"Agree-{mark}"), ("link", f"Logo-{mark}"),
-                      ("link", f"Tab-{mark}")):
+                      ("link", f"Tab-{mark}"), ("toggle-button", f"Bold-{mark}")):
         ours, theirs = find(doc, tag, name), find(atspi_doc, tag, name)
         assert ours is not None, f"{tag} {name!r} missing from the DevTools read"
         assert theirs is not None, f"{tag} {name!r} missing from the AT-SPI walk"
