@@ -18,7 +18,9 @@ import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
-from .a11y_xml import NAMESPACES, STATE_PREFIX as _STATE_PREFIX, clean as _clean, q as _q, tag as _tag  # noqa: F401
+from .a11y_xml import NAMESPACES, STATE_PREFIX as _STATE_PREFIX, BoundedStore  # noqa: F401
+from .a11y_xml import clean as _clean, q as _q, tag as _tag
+from .a11y_cells import visible_cells
 from .errors import DisplayUnavailable, Timeout
 from .pagetree import PageReader, PageUnavailable, append_items
 
@@ -27,7 +29,6 @@ logger = logging.getLogger(__name__)
 MAX_WIDTH = 1024  # children per node, as the original server
 MAX_TEXT_CHARS = 200_000  # text kept per node
 _HUGE_TABLE = 4096  # tables with more children are read as their visible cells only
-_TABLE_SCAN = 200  # rows/columns scanned when looking for the first visible cell
 #: Objects whose role and actions are kept between reads (see A11yReader._role, _actions).
 _CACHE_MAX = 50_000
 #: Roles whose text can be long (a terminal's scrollback, a text editor's or a document's body): their
@@ -47,6 +48,8 @@ class _Walk:
     devtools: bool = True  # read Chromium's pages over DevTools when it has a port (see A11yReader._page)
     nodes: int = 0
     pages: int = 0  # documents read over DevTools
+    documents: int = 0  # showing documents with an area on screen
+    stubs: int = 0  # showing documents of no area
     hidden: int = 0  # elements written without their subtree: not showing
     deferred: list = field(default_factory=list)  # (table, element, depth): cells read at the end
     truncated: set = field(default_factory=set)
@@ -59,6 +62,24 @@ class _Walk:
             self.truncated.add("time")
             return False
         return True
+
+
+def _key(acc) -> tuple | None:
+    """What an accessible object is known by between reads: (bus name, object path); None when its
+    application cannot be told (such an object is read, never kept)."""
+    try:
+        return acc.app.bus_name, acc.path
+    except Exception:  # noqa: BLE001 - an object without its application
+        return None
+
+
+def _has_area(elem: ET.Element) -> bool:
+    """Whether ``elem``'s ``cp:size`` is a box of some area (no size, or a zero side, is none)."""
+    try:
+        width, height = (int(v) for v in elem.get(_q("cp", "size"), "").strip("()").split(","))
+    except ValueError:
+        return False
+    return width > 0 and height > 0
 
 
 class A11yReader:
@@ -75,9 +96,11 @@ class A11yReader:
         self._pyatspi = None
         self._bus_enabled = False
         #: (bus name, object path) -> role name (see _role)
-        self._roles: dict[tuple, str] = {}
+        self._roles = BoundedStore(_CACHE_MAX)
         #: (bus name, object path, role, states) -> ((name, description, key binding), ...)
-        self._actions_cache: dict[tuple, tuple] = {}
+        self._actions_cache = BoundedStore(_CACHE_MAX)
+        #: application bus name -> toolkit name (see _is_chromium)
+        self._toolkits = BoundedStore(256)
         #: Atspi.StateType -> pyatspi's name of it (see _state_name)
         self._state_names: dict = {}
         self._pages = PageReader()
@@ -206,7 +229,7 @@ class A11yReader:
                          devtools=devtools)
             root = self._node(desktop, 0, walk)
             for table, elem, depth in walk.deferred:
-                for cell in self._visible_cells(table, walk):
+                for cell in visible_cells(self._pyatspi, table, walk.allow):
                     if not walk.allow():
                         break
                     if cell is not None:
@@ -220,25 +243,24 @@ class A11yReader:
                  "pages": walk.pages, "elapsed_s": round(time.monotonic() - started, 3)}
         return ET.tostring(root, encoding="unicode"), stats
 
-    def _node(self, acc, depth: int, walk: _Walk, cell: bool = False) -> ET.Element:
+    def _node(self, acc, depth: int, walk: _Walk, cell: bool = False, prune: bool = False) -> ET.Element:
         """One element and (within the walk's limits) its subtree.
 
         Below the applications, an element that is not showing and either visible or a menu entry
         (a closed menu's items, a page's content scrolled out of view, a window's hidden tab) is
         written with its role, name and states only, without its subtree: nothing in it is on
         screen to look at or act on, and reading it was most of the cost (a Calc window's closed
-        menus hold about two thousand entries, a long page thousands of sections). Other elements
-        with neither state are walked, but below the applications without their details
-        (attributes, text, value, actions: nothing that is not showing is on screen to act on):
-        LibreOffice's formula bar ("Input line") reports neither yet shows its text in a showing
-        child, and Chromium shows a settings page (``chrome://settings``) only after its invisible
-        views were walked (the document stayed an empty 0x0 stub for minutes when they were
-        written without their subtree). A spreadsheet ``cell`` gets its role, name, states, geometry and text, not its attributes
-        and actions, which are the same for every cell.
+        menus hold about two thousand entries, a long page thousands of sections). In Chromium
+        (``prune``) so is an element with neither state: an invisible view (the toolbar's hidden
+        buttons, empty panels) is never drawn, and its subtree was a quarter of the window's
+        elements. Elsewhere such elements are walked, but without their details (attributes, text,
+        value, actions): LibreOffice's formula bar ("Input line") reports neither state yet shows
+        its text in a showing child. A spreadsheet ``cell`` gets its role, name, states, geometry
+        and text, not its attributes and actions, which are the same for every cell.
         """
-        pyatspi = self._pyatspi
         walk.nodes += 1
-        role = self._role(acc)
+        key = _key(acc)
+        role = self._role(acc, key)
         attrs: dict[str, str] = {}
         try:
             attrs["name"] = _clean(acc.name or "")
@@ -252,26 +274,40 @@ class A11yReader:
         for state in states:
             if state:
                 elem.set(_q("st", state.replace(" ", "_")), "true")
-        if depth >= 2 and "showing" not in states and ("visible" in states or role in _MENU_ROLES):
+        if depth >= 2 and "showing" not in states and ("visible" in states or role in _MENU_ROLES or prune):
             walk.hidden += 1
             return elem
-        if role == "document web" and walk.devtools and depth >= 2 and "showing" in states and self._page(acc, elem, walk):
+        page = role == "document web" and depth >= 2 and "showing" in states
+        if page and walk.devtools and self._page(acc, elem, walk):
+            walk.documents += 1
             return elem
         if depth < 2 or "showing" in states:
-            self._add_details(acc, elem, "visible" in states and "showing" in states, cell)
+            self._add_details(acc, elem, "visible" in states and "showing" in states, cell, key)
+        if page and _has_area(elem):
+            walk.documents += 1
+        elif page:
+            walk.stubs += 1
         if depth >= walk.max_depth:
             walk.truncated.add("depth")
             return elem
+        if depth == 1 and self._is_chromium(acc):
+            self._children_of_chromium(acc, elem, depth, walk)
+        else:
+            self._children(acc, elem, role, depth, walk, prune)
+        return elem
+
+    def _children(self, acc, elem: ET.Element, role: str, depth: int, walk: _Walk, prune: bool) -> None:
+        """Append ``acc``'s children (a huge table's cells are left for the end of the walk, see tree_xml)."""
         try:
             count = acc.childCount
         except Exception:  # noqa: BLE001
-            return elem
+            return
         if role == "table" and count > _HUGE_TABLE:  # a spreadsheet: its cells come last (tree_xml)
             if walk.cells:
                 walk.deferred.append((acc, elem, depth))
             else:
                 elem.set("cells", "not-read")
-            return elem
+            return
         children = (acc.getChildAtIndex(i) for i in range(min(count, MAX_WIDTH)))
         try:
             for child in children:
@@ -279,10 +315,28 @@ class A11yReader:
                     break
                 if child is None:
                     continue
-                elem.append(self._node(child, depth + 1, walk))
+                elem.append(self._node(child, depth + 1, walk, prune=prune))
         except Exception as exc:  # noqa: BLE001 - keep what we have of a misbehaving app
             logger.debug("error while reading children of a %s: %s", role, exc)
-        return elem
+
+    def _children_of_chromium(self, app, elem: ET.Element, depth: int, walk: _Walk) -> None:
+        """Append the windows of Chromium's application ``app``, its invisible views without their subtree.
+
+        While a page loads, Chromium can show its document as an empty stub of no area; a settings page
+        (``chrome://settings``) stayed so for minutes when the invisible views were never walked. So
+        when the application shows documents but none with an area (Chromium always has a few
+        stubs: its pop-ups' pages), it is walked again with them.
+        """
+        before = (walk.nodes, walk.hidden, walk.pages, walk.documents, walk.stubs, len(walk.deferred))
+        self._children(app, elem, "application", depth, walk, prune=True)
+        if walk.stubs == before[4] or walk.documents > before[3]:
+            return
+        logger.debug("a page of Chromium is a stub of no area: its invisible views are walked")
+        for child in list(elem):
+            elem.remove(child)
+        walk.nodes, walk.hidden, walk.pages, walk.documents, _, deferred = before
+        del walk.deferred[deferred:]
+        self._children(app, elem, "application", depth, walk, prune=False)
 
     def _page(self, acc, elem: ET.Element, walk: _Walk) -> bool:
         """Fill ``elem``, a showing ``document web`` of Chromium, from the page over DevTools.
@@ -322,20 +376,17 @@ class A11yReader:
             walk.truncated.add(page["truncated"])
         return True
 
-    def _role(self, acc) -> str:
+    def _role(self, acc, key: tuple | None) -> str:
         """``acc``'s role name, read once per object (``unknown`` when it cannot be read).
 
         The role was the costliest read of a web page's walk (about 40% of its time in
         Chromium), and an object keeps its role for its life in the toolkits here (GTK,
         LibreOffice, Qt; Chromium gives an element whose role changes a new object), so it is kept
         per bus name and object path, up to ``_CACHE_MAX`` objects (the cache starts again when
-        full). libatspi's own cache is not used: with it on, a blocking call dispatches incoming
-        messages whose handlers make blocking calls of their own, which deadlocks libdbus.
+        full; ``key`` is the object's, see :func:`_key`). libatspi's own cache is not used: with it
+        on, a blocking call dispatches incoming messages whose handlers make blocking calls of their
+        own, which deadlocks libdbus.
         """
-        try:
-            key = (acc.app.bus_name, acc.path)
-        except Exception:  # noqa: BLE001 - an object without its application: read, do not keep
-            key = None
         role = self._roles.get(key) if key is not None else None
         if role is not None:
             return role
@@ -344,10 +395,22 @@ class A11yReader:
         except Exception:  # noqa: BLE001 - the object died or its app hung
             return "unknown"
         if key is not None:
-            if len(self._roles) >= _CACHE_MAX:
-                self._roles.clear()
-            self._roles[key] = role
+            self._roles.put(key, role)
         return role
+
+    def _is_chromium(self, app) -> bool:
+        """Whether the application ``app`` is Chromium (or an Electron app): its toolkit name, kept per bus name."""
+        try:
+            bus_name = app.app.bus_name
+        except Exception:  # noqa: BLE001 - an accessible without its application: walked as any other
+            return False
+        toolkit = self._toolkits.get(bus_name)
+        if toolkit is None:
+            try:
+                toolkit = self._toolkits.put(bus_name, app.get_toolkit_name() or "")
+            except Exception:  # noqa: BLE001 - the application died or hung
+                return False
+        return toolkit == "Chromium"
 
     def _state_name(self, state) -> str:
         """pyatspi's name of an ``Atspi.StateType`` ("showing", "multi line"), looked up once per state.
@@ -382,7 +445,8 @@ class A11yReader:
         except Exception:  # noqa: BLE001
             pass
 
-    def _add_details(self, acc, elem: ET.Element, on_screen: bool, cell: bool = False) -> None:
+    def _add_details(self, acc, elem: ET.Element, on_screen: bool, cell: bool = False,
+                     key: tuple | None = None) -> None:
         pyatspi = self._pyatspi
         if not cell:  # a cell's attributes and actions are skipped (see _node)
             self._set_attributes(acc, elem)
@@ -423,12 +487,12 @@ class A11yReader:
                     elem.set(_q("val", key), str(getattr(value, getter)))
                 except Exception:  # noqa: BLE001
                     pass
-        for name, description, key_binding in self._actions(acc, elem):
+        for name, description, key_binding in self._actions(acc, elem, key):
             name = _tag(name.replace(" ", "-"))
             elem.set(_q("act", f"{name}_desc"), _clean(description))
             elem.set(_q("act", f"{name}_kb"), _clean(key_binding))
 
-    def _actions(self, acc, elem: ET.Element) -> tuple:
+    def _actions(self, acc, elem: ET.Element, key: tuple | None) -> tuple:
         """``acc``'s actions as (name, description, key binding), kept per object, role and states.
 
         Reading them is a call for the count and three per action (a web page's links and buttons
@@ -437,11 +501,8 @@ class A11yReader:
         object path, role and state set, and kept (up to ``_CACHE_MAX`` entries; the cache starts
         again when full).
         """
-        try:
-            states = _STATE_PREFIX
-            key = (acc.app.bus_name, acc.path, elem.tag, tuple(k for k in elem.attrib if k.startswith(states)))
-        except Exception:  # noqa: BLE001 - an object without its application: read, do not keep
-            key = None
+        if key is not None:
+            key = (*key, elem.tag, tuple(k for k in elem.attrib if k.startswith(_STATE_PREFIX)))
         if key is not None and key in self._actions_cache:
             return self._actions_cache[key]
         try:
@@ -454,61 +515,8 @@ class A11yReader:
         except Exception:  # noqa: BLE001 - a dying object: nothing kept
             return ()
         if key is not None:
-            if len(self._actions_cache) >= _CACHE_MAX:
-                self._actions_cache.clear()
-            self._actions_cache[key] = actions
+            self._actions_cache.put(key, actions)
         return actions
-
-    def _visible_cells(self, table_acc, walk: _Walk):
-        """Cells of a huge table (a spreadsheet) that are on screen, row by row."""
-        pyatspi = self._pyatspi
-        try:
-            table = table_acc.queryTable()
-            rows, cols = table.nRows, table.nColumns
-        except Exception:  # noqa: BLE001 - NotImplementedError when the interface is absent
-            return
-        showing = pyatspi.STATE_SHOWING
-
-        def is_showing(cell):
-            try:
-                return cell is not None and cell.getState().contains(showing)
-            except Exception:  # noqa: BLE001
-                return False
-
-        start = None
-        try:  # the cell under the table's top-left corner is the first visible one
-            ext = table_acc.queryComponent().getExtents(pyatspi.XY_SCREEN)
-            cell = table_acc.queryComponent().getAccessibleAtPoint(ext[0] + 1, ext[1] + 1, pyatspi.XY_SCREEN)
-            if is_showing(cell):
-                index = cell.getIndexInParent()
-                start = (table.getRowAtIndex(index), table.getColumnAtIndex(index))
-        except Exception:  # noqa: BLE001
-            start = None
-        if start is None:
-            for r in range(min(rows, _TABLE_SCAN)):
-                for c in range(min(cols, _TABLE_SCAN)):
-                    if not walk.allow():
-                        return
-                    if is_showing(table.getAccessibleAt(r, c)):
-                        start = (r, c)
-                        break
-                if start is not None:
-                    break
-        if start is None:
-            return
-        r0, c0 = start
-        for r in range(r0, rows):
-            any_in_row = False
-            for c in range(c0, cols):
-                if not walk.allow():
-                    return
-                cell = table.getAccessibleAt(r, c)
-                if not is_showing(cell):
-                    break
-                any_in_row = True
-                yield cell
-            if not any_in_row:
-                return
 
     # -- terminal -----------------------------------------------------------------------------
 

@@ -1,7 +1,8 @@
 """The accessibility tree's XML vocabulary: namespaces, tags from role names, text XML can carry.
 
 Shared by the AT-SPI walk (:mod:`vm_server.a11y`) and the DevTools page reader
-(:mod:`vm_server.pagetree`), so that both write the same elements.
+(:mod:`vm_server.pagetree`), so that both write the same elements; and the bounded store both
+keep what they learned between reads in.
 """
 from __future__ import annotations
 
@@ -49,3 +50,23 @@ DROPPED = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffc\ufffd]")
 def clean(text: str) -> str:
     """``text`` without the characters of ``DROPPED``."""
     return DROPPED.sub("", text)
+
+
+class BoundedStore(dict):
+    """A dict that starts again (is cleared) when it holds ``limit`` entries and one more is put.
+
+    What the readers learn between reads (an object's role, a process's DevTools port) stays true
+    for the object's or process's life, and objects come and go: clearing now and then keeps the
+    store's size bounded without tracking their lives.
+    """
+
+    def __init__(self, limit: int):
+        super().__init__()
+        self.limit = limit
+
+    def put(self, key, value):
+        """Store ``value`` under ``key`` (clearing the store first when it is full); returns ``value``."""
+        if len(self) >= self.limit and key not in self:
+            self.clear()
+        self[key] = value
+        return value

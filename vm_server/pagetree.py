@@ -28,7 +28,7 @@ import urllib.parse
 import urllib.request
 import xml.etree.ElementTree as ET
 
-from .a11y_xml import clean, q, tag
+from .a11y_xml import BoundedStore, clean, q, tag
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +39,15 @@ _USER_DATA_FLAG = re.compile(r"^--user-data-dir=(.+)$")
 
 class PageUnavailable(Exception):
     """The page could not be read over DevTools (no port, no matching target, a protocol error)."""
+
+
+def _mask(payload: bytes, key: bytes) -> bytes:
+    """``payload`` XORed with the 4-byte ``key`` repeated (RFC 6455 masking, its own inverse)."""
+    n = len(payload)
+    if not n:
+        return payload
+    repeated = (key * (n // 4 + 1))[:n]
+    return (int.from_bytes(payload, "big") ^ int.from_bytes(repeated, "big")).to_bytes(n, "big")
 
 
 class WebSocket:
@@ -105,10 +114,7 @@ class WebSocket:
             header += n.to_bytes(8, "big")
         mask = os.urandom(4)
         header += mask
-        if n:
-            repeated = (mask * (n // 4 + 1))[:n]
-            payload = (int.from_bytes(payload, "big") ^ int.from_bytes(repeated, "big")).to_bytes(n, "big")
-        self._sock.sendall(bytes(header) + payload)
+        self._sock.sendall(bytes(header) + _mask(payload, mask))
 
     def send_text(self, text: str) -> None:
         """Send one text message."""
@@ -132,8 +138,7 @@ class WebSocket:
             mask = self._read(4) if b1 & 0x80 else None
             payload = self._read(n)
             if mask:
-                repeated = (mask * (n // 4 + 1))[:n]
-                payload = (int.from_bytes(payload, "big") ^ int.from_bytes(repeated, "big")).to_bytes(n, "big")
+                payload = _mask(payload, mask)
             if opcode == 0x8:
                 raise ConnectionError("the DevTools connection was closed by Chromium")
             if opcode == 0x9:
@@ -390,14 +395,15 @@ class PageReader:
 
     def __init__(self, http_timeout_s: float = 2.0):
         self._http_timeout_s = http_timeout_s
-        self._ports: dict[int, int | None] = {}
+        #: browser process -> its DevTools port (None: none)
+        self._ports = BoundedStore(256)
+        #: (port, title, width, height) -> the page target last found for such a document (see read)
+        self._targets_found = BoundedStore(256)
 
     def port_of(self, pid: int) -> int | None:
         """The DevTools port of the browser process ``pid`` (looked up once per process)."""
         if pid not in self._ports:
-            if len(self._ports) > 256:
-                self._ports.clear()
-            self._ports[pid] = devtools_port(pid)
+            self._ports.put(pid, devtools_port(pid))
         return self._ports[pid]
 
     def _targets(self, port: int) -> list[dict]:
@@ -429,11 +435,7 @@ class PageReader:
             except PageUnavailable as exc:
                 logger.debug("page target %s did not answer the probe: %s", target.get("url"), exc)
                 continue
-            if not probe or probe.get("visible") != "visible":
-                continue
-            dpr = probe.get("dpr") or 1
-            if (abs(probe["width"] * dpr - size[0]) <= 2 * dpr and abs(probe["height"] * dpr - size[1]) <= 2 * dpr
-                    and (probe.get("title") == title or not titled)):
+            if _shows(probe, None if not titled else title, size):
                 return target["webSocketDebuggerUrl"]
         raise PageUnavailable(f"no visible page of the {len(targets)} DevTools targets on port {port} matches "
                               f"the document {title!r} of {size[0]}x{size[1]} pixels")
@@ -441,6 +443,10 @@ class PageReader:
     def read(self, pid: int, title: str, extents: tuple[int, int, int, int], max_nodes: int,
              timeout_s: float) -> dict:
         """The page shown by a Chromium ``document web`` accessible.
+
+        The page target found for a document is kept (per port, title and size) and walked directly
+        the next time, as long as the walker's reply still shows that title at that size;
+        otherwise the targets are asked again (:meth:`find_target`).
 
         Args:
             pid: Chromium's browser process (the accessible's application).
@@ -464,7 +470,32 @@ class PageReader:
         x0, y0, width, height = extents
         if width <= 0 or height <= 0:
             raise PageUnavailable(f"the document {title!r} has no area on screen ({width}x{height})")
-        ws_url = self.find_target(port, title, (width, height), max(timeout_s / 2, 0.5))
+        key = (port, title, width, height)
+        page = None
+        if key in self._targets_found:  # the target found for this document last time, if it still shows it
+            try:
+                page = self._walk(self._targets_found[key], max_nodes, deadline)
+            except PageUnavailable as exc:
+                logger.debug("the page target found before for %r did not answer: %s", title, exc)
+            if page is not None and not _shows(page, title, (width, height)):
+                page = None
+        if page is None:
+            self._targets_found.pop(key, None)
+            ws_url = self.find_target(port, title, (width, height), max(timeout_s / 2, 0.5))
+            page = self._walk(ws_url, max_nodes, deadline)
+            if page.get("title") == title:
+                self._targets_found.put(key, ws_url)
+        scale = (width / page["width"]) if page.get("width") else float(page.get("dpr") or 1)
+        for item in page["items"]:  # the enclosing box in screen pixels, as Chromium's own AT-SPI extents
+            left, top = item[4] * scale, item[5] * scale
+            right, bottom = left + item[6] * scale, top + item[7] * scale
+            item[4], item[5] = x0 + math.floor(left), y0 + math.floor(top)
+            item[6], item[7] = math.ceil(right) - math.floor(left), math.ceil(bottom) - math.floor(top)
+        return page
+
+    @staticmethod
+    def _walk(ws_url: str, max_nodes: int, deadline: float) -> dict:
+        """The walker's reply for the page target ``ws_url`` (boxes in the page's CSS pixels)."""
         remaining = deadline - time.monotonic()
         if remaining <= 0.1:
             raise PageUnavailable("no time left to walk the page")
@@ -473,13 +504,20 @@ class PageReader:
         page = evaluate(ws_url, script, remaining)
         if not isinstance(page, dict) or not isinstance(page.get("items"), list):
             raise PageUnavailable(f"the page script returned {type(page).__name__}, not the element list")
-        scale = (width / page["width"]) if page.get("width") else float(page.get("dpr") or 1)
-        for item in page["items"]:  # the enclosing box in screen pixels, as Chromium's own AT-SPI extents
-            left, top = item[4] * scale, item[5] * scale
-            right, bottom = left + item[6] * scale, top + item[7] * scale
-            item[4], item[5] = x0 + math.floor(left), y0 + math.floor(top)
-            item[6], item[7] = math.ceil(right) - math.floor(left), math.ceil(bottom) - math.floor(top)
         return page
+
+
+def _shows(probe, title: str | None, size: tuple[int, int]) -> bool:
+    """Whether a page that answered ``probe`` (the walker's reply or ``_PROBE``'s) is the visible page of a
+    document titled ``title`` (None: any title) whose viewport is ``size`` screen pixels."""
+    if not isinstance(probe, dict) or probe.get("visible") != "visible":
+        return False
+    dpr = probe.get("dpr") or 1
+    try:
+        fits = abs(probe["width"] * dpr - size[0]) <= 2 * dpr and abs(probe["height"] * dpr - size[1]) <= 2 * dpr
+    except (KeyError, TypeError):
+        return False
+    return fits and (title is None or probe.get("title") == title)
 
 
 def append_items(parent: ET.Element, items: list) -> int:

@@ -296,6 +296,36 @@ def test_chromium_pages_are_read_over_devtools(client, apps, tmp_path):
                "the button pressed at the box the DevTools read gave", interval_s=0.5)
 
 
+def test_a_page_read_again_is_the_tab_in_front(client, apps, tmp_path):
+    """The reader keeps the page target it found for a document (per title and size) and walks it
+    directly next time; when another tab of the same title and size comes to the front, the next
+    read is of that tab, not of the one kept."""
+    mark = uuid.uuid4().hex[:6]
+    title = f"same-{mark}"
+    pages = []
+    for word in ("First", "Second"):
+        pages.append(tmp_path / f"{word}.html")
+        pages[-1].write_text(f"<!doctype html><title>{title}</title><button>{word}-{mark}</button>")
+    apps.launch(["chromium", "--no-sandbox", "--force-renderer-accessibility", "--no-first-run",
+                 "--disable-background-networking", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--password-store=basic", "--window-position=0,0", "--window-size=800,600",
+                 "--remote-debugging-port=0", f"--user-data-dir={tmp_path / 'profile'}",
+                 *(page.as_uri() for page in pages)])
+
+    def shown():
+        doc = next((d for d in _tree(client).iter("document-web") if d.get("name") == title), None)
+        if doc is None or doc.get("reader") != "devtools":
+            return None
+        words = {b.get("name").split("-")[0] for b in doc.iter("push-button") if b.get("name", "").endswith(mark)}
+        return words if len(words) == 1 else None
+
+    (front,) = wait_until(shown, 90, f"one of the two pages titled {title!r}, read over DevTools", interval_s=1.0)
+    assert shown() == {front}  # read again through the target kept
+    client.run_pyautogui("pyautogui.hotkey('ctrl', 'tab')")
+    other = ({"First", "Second"} - {front}).pop()
+    wait_until(lambda: shown() == {other}, 30, f"the {other} page after switching tabs", interval_s=0.5)
+
+
 def test_chromium_without_a_debugging_port_is_walked_over_atspi(client, chromium_page):
     def document():
         root = _tree(client)
@@ -306,12 +336,13 @@ def test_chromium_without_a_debugging_port_is_walked_over_atspi(client, chromium
 
     doc = wait_until(document, 90, f"Chromium's button {chromium_page!r} in the accessibility tree", interval_s=1.0)
     assert doc.get("reader") is None
-    # What is not showing is written without details (attributes, actions), its subtree walked.
+    # Chromium's invisible views are written without details (attributes, actions) and without their subtree.
     chromium = [app for app in _tree(client) if app.get("name") == "Chromium"]
     invisible = [e for app in chromium for e in app.iter() if e is not app
                  and e.get(f"{{{ST}}}showing") is None and e.get(f"{{{ST}}}visible") is None]
     assert invisible, "Chromium's window holds invisible elements (its toolbar's hidden buttons)"
     assert not [e for e in invisible if any(k.startswith(f"{{{ACT}}}") for k in e.attrib)]
+    assert not [e for e in invisible if len(e)], "an invisible view of Chromium was written with its subtree"
 
 
 def test_repeated_reads_follow_a_page_s_changes(client, apps, tmp_path):
