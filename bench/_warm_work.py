@@ -12,27 +12,40 @@ import urllib.request
 
 #: Guest-side Python run with the system python3; each exits 0 once the work is done.
 AIRFLOW_WORK = r'''
-import json, sys, time, urllib.request
+import json, sys, time, urllib.error, urllib.request
 DONE = ("success",) if sys.argv[1:] == ["finish"] else ("running", "success")
 B = "http://127.0.0.1:8080"
+deadline = time.time() + 1500
 def call(method, path, body=None, token=None):
     h = {"Content-Type": "application/json"}
     if token: h["Authorization"] = "Bearer " + token
     req = urllib.request.Request(B + path, method=method, headers=h, data=None if body is None else json.dumps(body).encode())
     with urllib.request.urlopen(req, timeout=120) as r:
         return json.load(r)
-deadline = time.time() + 1500
-while True:
+def retried(what, fn):
+    # a loaded guest's API server can take longer than a request's timeout: ask again until the deadline
+    while True:
+        try:
+            return fn()
+        except (OSError, ValueError) as exc:  # timeouts, refused connections, 5xx, a cut reply
+            if time.time() > deadline: raise SystemExit(what + ": " + repr(exc))
+            print(what + " failed, again:", repr(exc), file=sys.stderr)
+            time.sleep(2)
+token = retried("signing in", lambda: call("POST", "/auth/token", {"username": "admin", "password": "admin"})["access_token"])
+retried("unpausing", lambda: call("PATCH", "/api/v2/dags/shop_etl", {"is_paused": False}, token))
+RUNS = "/api/v2/dags/shop_etl/dagRuns"
+before = {r["dag_run_id"] for r in retried("listing runs", lambda: call("GET", RUNS + "?limit=100", None, token))["dag_runs"]}
+def trigger():
     try:
-        token = call("POST", "/auth/token", {"username": "admin", "password": "admin"})["access_token"]
-        call("PATCH", "/api/v2/dags/shop_etl", {"is_paused": False}, token)
-        break
-    except Exception as exc:
-        if time.time() > deadline: raise
-        time.sleep(2)
-run = call("POST", "/api/v2/dags/shop_etl/dagRuns", {"logical_date": None}, token)
+        return call("POST", RUNS, {"logical_date": None}, token)
+    except (OSError, ValueError):
+        # the run may have been created before the reply was lost: take it rather than start a second one
+        new = [r for r in call("GET", RUNS + "?limit=100", None, token)["dag_runs"] if r["dag_run_id"] not in before]
+        if new: return new[0]
+        raise
+run = retried("triggering a run", trigger)
 while True:
-    state = call("GET", "/api/v2/dags/shop_etl/dagRuns/" + run["dag_run_id"], None, token)["state"]
+    state = retried("reading the run", lambda: call("GET", RUNS + "/" + run["dag_run_id"], None, token))["state"]
     if state in DONE: print(state); break
     if state == "failed" or time.time() > deadline: raise SystemExit("run " + state)
     time.sleep(1)
@@ -58,7 +71,13 @@ launched = gql("""mutation($p: ExecutionParams!) { launchRun(executionParams: $p
 run_id = launched["run"]["runId"]
 deadline = time.time() + 1500
 while True:
-    status = gql("query($id: ID!) { runOrError(runId: $id) { ... on Run { status } } }", {"id": run_id})["runOrError"]["status"]
+    try:
+        status = gql("query($id: ID!) { runOrError(runId: $id) { ... on Run { status } } }", {"id": run_id})["runOrError"]["status"]
+    except (OSError, ValueError) as exc:  # a loaded guest's web server can take longer than a request's timeout
+        if time.time() > deadline: raise
+        print("reading the run failed, again:", repr(exc), file=sys.stderr)
+        time.sleep(2)
+        continue
     if status in DONE: print(status); break
     if status in ("FAILURE", "CANCELED") or time.time() > deadline: raise SystemExit("run " + status)
     time.sleep(1)
