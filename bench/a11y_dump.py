@@ -12,7 +12,7 @@ Chromium's pages over AT-SPI, and reading them over DevTools (what the server do
 Chromium has a remote-debugging port); the last table gives their ratio per scene.
 
 Usage: python bench/a11y_dump.py [--images base-OLD base] [--n 3] [--web atspi devtools]
-       python bench/a11y_dump.py --images data
+       python bench/a11y_dump.py --images data [--scenes airflow dagster]
 """
 from __future__ import annotations
 
@@ -59,8 +59,9 @@ def scenes(profile: str) -> list[tuple[str, dict]]:
     ]
 
 
-def measure(image: str, n: int, webs: list[str]) -> dict[str, dict]:
-    """Dump times (s), sizes (KB) and on-screen element counts per scene and page reader on ``image``.
+def measure(image: str, n: int, webs: list[str], only: list[str] | None = None) -> dict[str, dict]:
+    """Dump times (s), sizes (KB) and on-screen element counts per scene and page reader on ``image``
+    (``only``: the scenes whose label contains one of these words, any case; None: every scene).
 
     Keys are ``"scene"`` for the first of ``webs`` and ``"scene (web)"`` for the others; the reads
     of the readers alternate, so that a slower moment of the guest falls on both.
@@ -69,6 +70,8 @@ def measure(image: str, n: int, webs: list[str]) -> dict[str, dict]:
     env = DesktopEnv(path_to_vm=image, require_a11y_tree=False)
     try:
         for label, task in scenes(env.provider.image.profile):
+            if only and not any(word.lower() in label.lower() for word in only):
+                continue
             env.reset(options={"task_config": {**task, "evaluator": {"func": "infeasible"}}})
             env.controller.accessibility_tree()  # the first read turns toolkit accessibility on
             got = {web: ([], [], [], []) for web in webs}
@@ -100,8 +103,12 @@ def main() -> int:
     parser.add_argument("--n", type=int, default=3, help="dumps per scene")
     parser.add_argument("--web", nargs="+", default=["atspi", "devtools"], choices=["atspi", "devtools"],
                         help="how the server reads Chromium's pages (the first one is compared across images)")
+    parser.add_argument("--scenes", nargs="+", metavar="WORD",
+                        help="only the scenes whose label holds one of these words (e.g. airflow dagster)")
     args = parser.parse_args()
-    results = {image: measure(image, args.n, args.web) for image in args.images}
+    results = {image: measure(image, args.n, args.web, args.scenes) for image in args.images}
+    if not all(results.values()):
+        parser.error(f"no scene matches --scenes {' '.join(args.scenes)}")
     for image, rows in results.items():
         name = next(iter(rows.values()))["image"]
         print_table(f"Accessibility dump on {name}", [(label, r["time"]) for label, r in rows.items()], unit="s")
