@@ -6,15 +6,9 @@ real ``dagster dev`` (its own cached venv) and checked through Dagster's GraphQL
 """
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import json
 import os
-import shutil
-import signal
-import socket
 import subprocess
-import sys
 import time
 import urllib.parse
 import urllib.request
@@ -27,8 +21,8 @@ import pytest
 from desktop_env.session import NotSupportedError, SetupError
 from desktop_env.configs.dispatch import run_step
 from desktop_env.evaluators.evaluator import run_getter
-from desktop_env.paths import cache_dir
 from desktop_env.tasks import GetterSpec, StepSpec
+from live_procs import dagster_venv_bin, free_port, stop, wait_http
 
 pytestmark = pytest.mark.xvfb
 
@@ -36,67 +30,22 @@ APP = "chromium"
 CHROMIUM = "/usr/bin/chromium"
 
 
-def _data_image_pins(*names: str) -> list[str]:
-    """``name==version`` for each package as the data image's dagster venv pins it (its lock file)."""
-    from desktop_env.image.recipe import PROFILES_DIR
-
-    lock = json.loads((PROFILES_DIR / "data.lock.json").read_text())
-    pins = {p["name"].lower(): p["version"] for p in lock["venvs"]["dagster"]["pins"]}
-    return [f"{name}=={pins[name]}" for name in names]
-
-
-#: The Dagster the data image pins, for the UI test.
-DAGSTER_SPEC = _data_image_pins("dagster", "dagster-webserver")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_http(url: str, timeout_s: float, proc: subprocess.Popen | None = None, what: str = "") -> None:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            with urllib.request.urlopen(url, timeout=3):
-                return
-        except OSError:
-            if proc is not None and proc.poll() is not None:
-                pytest.fail(f"{what} exited with {proc.returncode} before {url} answered")
-            if time.monotonic() > deadline:
-                pytest.fail(f"{what} did not answer at {url} within {timeout_s:.0f} s")
-            time.sleep(0.5)
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=15)
-    except (ProcessLookupError, subprocess.TimeoutExpired):
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait(timeout=5)
-
-
 @pytest.fixture(scope="module")
 def chromium(tmp_path_factory):
     """CDP port of a headless Chromium on the host (the stand-in for the VM's browser)."""
     if not os.path.exists(CHROMIUM):
         pytest.fail("chromium is missing: apt-get install chromium (see .ci/apt-packages.txt)")
-    port = _free_port()
+    port = free_port()
     profile = tmp_path_factory.mktemp("chromium-profile")
     proc = subprocess.Popen([CHROMIUM, "--headless=new", "--no-sandbox", f"--remote-debugging-port={port}",
                              f"--user-data-dir={profile}", "--no-first-run", "--no-default-browser-check",
                              "--window-size=1600,1000", "about:blank"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        _wait_http(f"http://127.0.0.1:{port}/json/version", 60, proc, "chromium")
+        wait_http(f"http://127.0.0.1:{port}/json/version", 60, proc, "chromium")
         yield port
     finally:
-        _stop(proc)
+        stop(proc)
 
 
 @pytest.fixture
@@ -172,7 +121,7 @@ def test_superset_localhost_page_needs_url_title_and_home_link(page_ctx, chromiu
 
 
 def test_page_getters_report_a_missing_browser_clearly(page_ctx, guest):
-    ctx = replace(page_ctx({"eval.sh": "echo x\n"}), cdp_port_host=_free_port())
+    ctx = replace(page_ctx({"eval.sh": "echo x\n"}), cdp_port_host=free_port())
     # No DevTools endpoint: the URL getter finds no tab; the page driver fails naming the endpoint.
     assert _get(ctx, type="validate_correct_url", src="eval.sh", dest=str(guest / "e.sh")) is None
     with pytest.raises(SetupError, match="could not attach to Chromium's DevTools endpoint"):
@@ -184,19 +133,7 @@ def test_page_getters_report_a_missing_browser_clearly(page_ctx, guest):
 @pytest.fixture(scope="module")
 def dagster_bin() -> Path:
     """bin/ of a cached venv with the Dagster web UI (built once per version, shared by runs)."""
-    key = hashlib.sha256((" ".join(DAGSTER_SPEC) + sys.version).encode()).hexdigest()[:16]
-    root = cache_dir() / "test-venvs"
-    venv = root / f"dagster-{key}"
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / f"dagster-{key}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (venv / ".complete").exists():
-            shutil.rmtree(venv, ignore_errors=True)
-            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-            subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "--disable-pip-version-check",
-                            *DAGSTER_SPEC], check=True)
-            (venv / ".complete").write_text(json.dumps(DAGSTER_SPEC))
-    return venv / "bin"
+    return dagster_venv_bin()
 
 
 DEFS = '''
@@ -226,16 +163,16 @@ def dagster(dagster_bin, tmp_path_factory):
     home.mkdir()
     (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     (work / "defs.py").write_text(DEFS)
-    port = _free_port()
+    port = free_port()
     env = dict(os.environ, DAGSTER_HOME=str(home))
     log = open(work / "dagster.log", "wb")
     proc = subprocess.Popen([str(dagster_bin / "dagster"), "dev", "-f", "defs.py", "-h", "127.0.0.1", "-p", str(port)],
                             cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        _wait_http(f"http://127.0.0.1:{port}/server_info", 180, proc, "dagster dev")
+        wait_http(f"http://127.0.0.1:{port}/server_info", 180, proc, "dagster dev")
         yield f"http://127.0.0.1:{port}"
     finally:
-        _stop(proc)
+        stop(proc)
         log.close()
 
 

@@ -12,8 +12,8 @@ from profile_vm import back_to_init_state, cached_image_or_skip, running
 
 pytestmark = [pytest.mark.vm, pytest.mark.slow, pytest.mark.data]
 
-SERVICES = ["postgresql@15-main", "mariadb", "desktop-env-dagster-code", "desktop-env-dagster", "desktop-env-airflow",
-            "desktop-env-superset"]
+SERVICES = ["postgresql@15-main", "mariadb", "desktop-env-dagster-code", "desktop-env-dagster-runs", "desktop-env-dagster",
+            "desktop-env-airflow", "desktop-env-superset"]
 
 
 @pytest.fixture(scope="module")

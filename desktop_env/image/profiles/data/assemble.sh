@@ -74,7 +74,12 @@ systemctl disable postgresql.service mariadb.service >/dev/null 2>&1 || true
 # dbt: build the DuckDB project once (checks the project and leaves warehouse.duckdb populated).
 (cd /home/user/projects/dbt_duckdb && as_user env DO_NOT_TRACK=1 DBT_PROFILES_DIR=/home/user/.dbt \
   /opt/venvs/dbt/bin/dbt build --quiet)
-# Dagster: the code location must load.
+# Dagster: the run launcher the instance's dagster.yaml names (desktop_env_dagster_runs.py, with
+# desktop-env-dagster-runs.service) goes into the venv; the instance must load it, the code location too.
+install -m 0644 /usr/local/lib/desktop-env/data/desktop_env_dagster_runs.py \
+  "$(/opt/venvs/dagster/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/"
+as_user env DAGSTER_HOME=/home/user/.dagster DO_NOT_TRACK=1 /opt/venvs/dagster/bin/python -c \
+  'from dagster import DagsterInstance; name = type(DagsterInstance.get().run_launcher).__name__; assert name == "ForkingRunLauncher", name'
 (cd /home/user/projects/dagster_project && as_user env DAGSTER_HOME=/home/user/.dagster DO_NOT_TRACK=1 \
   /opt/venvs/dagster/bin/dagster definitions validate -w workspace.yaml)
 # Airflow: metadata database migrated.
