@@ -25,9 +25,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import print_table, summary  # noqa: E402
+from _common import print_table, run_main, summary  # noqa: E402
 from desktop_env.agents.a11y import parse_elements  # noqa: E402
 from desktop_env.envs.desktop_env import DesktopEnv  # noqa: E402
+from desktop_env.image.current import resolve  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 #: A Calc GUI task (sort by revenue): its setup opens team_sales.xlsx maximized in Calc's warm state.
@@ -106,9 +107,13 @@ def main() -> int:
     parser.add_argument("--scenes", nargs="+", metavar="WORD",
                         help="only the scenes whose label holds one of these words (e.g. airflow dagster)")
     args = parser.parse_args()
+    if args.scenes:  # checked before any VM boots: the scenes follow from each image's profile
+        for image in args.images:
+            labels = [label for label, _ in scenes(resolve(image).profile)]
+            if not any(word.lower() in label.lower() for word in args.scenes for label in labels):
+                parser.error(f"no scene of {image} matches --scenes {' '.join(args.scenes)}; "
+                             f"its scenes: {', '.join(labels)}")
     results = {image: measure(image, args.n, args.web, args.scenes) for image in args.images}
-    if not all(results.values()):
-        parser.error(f"no scene matches --scenes {' '.join(args.scenes)}")
     for image, rows in results.items():
         name = next(iter(rows.values()))["image"]
         print_table(f"Accessibility dump on {name}", [(label, r["time"]) for label, r in rows.items()], unit="s")
@@ -135,4 +140,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

@@ -16,7 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import print_table, summary  # noqa: E402
+from _common import print_table, run_main, summary  # noqa: E402
 from desktop_env.controllers.python import PythonController  # noqa: E402
 from desktop_env.image.store import resolve_image  # noqa: E402
 from desktop_env.providers.qemu.provider import QemuProvider  # noqa: E402
@@ -73,4 +73,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main)

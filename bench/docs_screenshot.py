@@ -13,6 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from desktop_env.controllers.python import PythonController  # noqa: E402
 from desktop_env.providers.qemu.provider import QemuProvider  # noqa: E402
+from _common import run_main  # noqa: E402
 
 
 def main() -> int:
@@ -50,4 +51,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

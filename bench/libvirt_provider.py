@@ -13,7 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import print_table, summary  # noqa: E402
+from _common import print_table, run_main, summary  # noqa: E402
 from desktop_env.image.store import resolve_image  # noqa: E402
 from desktop_env.providers.libvirt import LibvirtProvider  # noqa: E402
 
@@ -51,4 +51,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

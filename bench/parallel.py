@@ -25,6 +25,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from _common import run_main  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -156,4 +157,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import requests  # noqa: E402
 
-from _common import print_table, summary  # noqa: E402
+from _common import print_table, run_main, summary  # noqa: E402
 from desktop_env.image.recipe import Recipe  # noqa: E402
 from desktop_env.image.store import resolve_image  # noqa: E402
 from desktop_env.paths import runtime_dir  # noqa: E402
@@ -94,4 +94,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

@@ -30,6 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from desktop_env.verify import MODELS, verify  # noqa: E402
+from _common import run_main  # noqa: E402
 
 
 def sample_suite(suite: Path, n: int, seed: int, profile: str, interface: str | None = None) -> dict[str, list[str]]:
@@ -148,4 +149,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

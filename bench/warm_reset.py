@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import summary  # noqa: E402
+from _common import run_main, summary  # noqa: E402
 from _warm_work import do_work  # noqa: E402
 from desktop_env.controllers.python import PythonController  # noqa: E402
 from desktop_env.envs.warm import ensure_state, recipe_task  # noqa: E402
@@ -99,4 +99,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)
