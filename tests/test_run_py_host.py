@@ -382,3 +382,21 @@ def test_max_steps_limits_agents_not_the_reference_solution(tmp_path, replays_so
         assert len(env.commands) == 8 and env.steps == ["DONE"] and out["steps"] == 9
     else:
         assert out["steps"] == 5 and env.commands == [] and len(env.steps) == 5
+
+
+def test_jobs_left_in_the_queue_do_not_hold_the_process_at_exit(tmp_path):
+    # workers that die before taking a job leave many jobs (each carries its task) in the queue's pipe;
+    # the run must still end, and its process exit, at once
+    script = f"""
+import sys, types
+sys.path.insert(0, {str(ROOT)!r})
+from desktop_env.harness.suite import _run_jobs
+todo = [{{"domain": "os", "task_id": str(i), "trial": 1, "folder": {str(tmp_path)!r} + "/" + str(i),
+          "task": {{"instruction": "x" * 20000}}}} for i in range(40)]
+args = types.SimpleNamespace(num_envs=1, trials=1, model="no-such-model", screen_width=None)
+_run_jobs(args, todo, {{}}, lambda msg, error=False: print(msg, flush=True))
+print("run over", flush=True)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert "every worker exited before the queue was done" in done.stdout, done.stdout + done.stderr
+    assert "run over" in done.stdout and done.returncode == 0, done.stdout + done.stderr

@@ -205,6 +205,10 @@ def _run_jobs(args, todo: list[dict], records: dict, report: Report) -> bool:
     finally:
         for proc in procs:
             proc.join(60)
+        # jobs no worker took are dropped: otherwise the queue's feeder thread, blocked on a full pipe
+        # that nobody reads any more, held the process at exit forever (after an interrupt, or when
+        # every worker had died)
+        jobs.cancel_join_thread()
         signal.signal(signal.SIGTERM, old_term)
     # statuses written by workers that were interrupted after the last message
     for job in todo:
