@@ -5,10 +5,15 @@ command to run). One VM for the module, reverted to init_state before each tool,
 start is cold.
 """
 import json
+import sys
+from pathlib import Path
 
 import pytest
 
 from profile_vm import back_to_init_state, cached_image_or_skip, running
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from _warm_work import do_work  # noqa: E402
 
 pytestmark = [pytest.mark.vm, pytest.mark.slow, pytest.mark.data]
 
@@ -76,7 +81,7 @@ def test_dbt_debug_on_both_projects(fresh):
     assert pg["returncode"] == 0 and "All checks passed" in pg["output"], pg["output"][-2000:]
 
 
-def test_dagster_web_server_answers(fresh):
+def test_dagster_web_server_answers_and_forks_its_runs(fresh):
     start(fresh, "dagster", 900)
     info = json.loads(sh(fresh, "curl -fsS http://127.0.0.1:3000/server_info")["output"])
     assert "dagster_webserver_version" in info, info
@@ -84,6 +89,24 @@ def test_dagster_web_server_answers(fresh):
     reply = sh(fresh, f"curl -fsS -H 'Content-Type: application/json' -d '{query}' http://127.0.0.1:3000/graphql",
                timeout_s=300)
     assert "daily_revenue" in reply["output"], reply
+    # a run launched over GraphQL succeeds, its worker forked by desktop-env-dagster-runs (the
+    # instance's run launcher: ~/.dagster/dagster.yaml)
+    do_work("dagster", None, fresh, finish=True)
+    events = fresh.execute(["python3", "-c", LAST_RUN_EVENTS], timeout_s=300)
+    assert "Run worker forked by the run-worker server" in events["output"], events
+
+
+LAST_RUN_EVENTS = r'''
+import json, urllib.request
+def gql(query, variables=None):
+    req = urllib.request.Request("http://127.0.0.1:3000/graphql", headers={"Content-Type": "application/json"},
+                                 data=json.dumps({"query": query, "variables": variables or {}}).encode())
+    return json.load(urllib.request.urlopen(req, timeout=120))["data"]
+run = gql("{ runsOrError(limit: 1) { ... on Runs { results { runId } } } }")["runsOrError"]["results"][0]
+events = gql("query($id: ID!) { logsForRun(runId: $id) { ... on EventConnection { events { ... on MessageEvent "
+             "{ message } } } } }", {"id": run["runId"]})["logsForRun"]["events"]
+print("\n".join(e.get("message") or "" for e in events))
+'''
 
 
 def test_airflow_health_and_login(fresh):
