@@ -26,7 +26,7 @@ import os
 import re
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
@@ -64,6 +64,8 @@ class StateRecipe:
         config: setup steps in the task-file format (decoded JSON, checked when the state is built).
         settle: ``timeout_s``, ``stable_n``, ``interval_s``, ``busy_below`` (see :data:`DEFAULT_SETTLE`).
         path: the recipe file.
+        extends: the state whose steps run first (its ``config`` is then already at the head of
+            ``config``, and its ``settle`` applies unless this recipe has its own), or None.
     """
 
     name: str
@@ -72,6 +74,7 @@ class StateRecipe:
     config: list
     settle: dict = field(default_factory=dict)
     path: Path | None = None
+    extends: str | None = None
 
     def digest(self, image: ImageInfo) -> str:
         """Hash of what the state depends on: this recipe, the image it starts from, the format."""
@@ -105,11 +108,14 @@ class StateRecipe:
         if not isinstance(settle, dict) or unknown:
             raise DesktopEnvError(f"{path}: 'settle' must be an object with keys among "
                                   f"{', '.join(DEFAULT_SETTLE)} (unknown: {', '.join(unknown)})")
-        extra = sorted(set(data) - {"description", "config", "settle"})
+        extra = sorted(set(data) - {"description", "config", "settle", "extends"})
         if extra:
             raise DesktopEnvError(f"{path}: unknown field(s) {', '.join(extra)} (a state recipe has description, "
-                                  "config and settle)")
-        return cls(name, profile, str(data.get("description", "")), config, dict(settle), path)
+                                  "config, settle and extends)")
+        extends = data.get("extends")
+        if extends is not None and not (isinstance(extends, str) and _NAME.match(extends)):
+            raise DesktopEnvError(f"{path}: 'extends' must name another warm state of the profile, e.g. \"airflow\"")
+        return cls(name, profile, str(data.get("description", "")), config, dict(settle), path, extends)
 
     def settle_value(self, key: str) -> float:
         """One settle limit, from the recipe or the default."""
@@ -124,12 +130,26 @@ def state_recipes(profile: str, profiles_dir: Path = PROFILES_DIR) -> dict[str, 
     if profile not in Recipe.available(profiles_dir):
         return {}
     chain = Recipe.load(profile, profiles_dir).parents + [profile]
-    out: dict[str, StateRecipe] = {}
+    read: dict[str, StateRecipe] = {}
     for prof in chain:
         folder = profiles_dir / prof / STATES_DIR
         for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
-            out[path.stem] = StateRecipe.from_file(path, prof)
-    return out
+            read[path.stem] = StateRecipe.from_file(path, prof)
+    return {name: _with_parents(read[name], read) for name in read}
+
+
+def _with_parents(recipe: StateRecipe, read: dict[str, StateRecipe], seen: tuple[str, ...] = ()) -> StateRecipe:
+    """``recipe`` with the steps of the state it extends (and of that one's, and so on) ahead of its own."""
+    if recipe.extends is None:
+        return recipe
+    if recipe.extends not in read:
+        raise DesktopEnvError(f"{recipe.path}: 'extends' names {recipe.extends!r}, which is not a warm state of "
+                              f"profile {recipe.profile}; its states: {', '.join(sorted(read))}")
+    if recipe.name in seen:
+        raise DesktopEnvError(f"{recipe.path}: warm states extend each other in a circle: "
+                              f"{' -> '.join(seen + (recipe.name,))}")
+    parent = _with_parents(read[recipe.extends], read, seen + (recipe.name,))
+    return replace(recipe, config=parent.config + recipe.config, settle=recipe.settle or parent.settle)
 
 
 def recipe_for(image: ImageInfo, name: str, profiles_dir: Path = PROFILES_DIR) -> StateRecipe:

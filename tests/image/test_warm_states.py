@@ -259,3 +259,52 @@ def test_image_list_shows_built_and_unbuilt_states(tmp_path, capsys):
     assert rows["chromium"]["built"] and rows["chromium"]["current"] and not rows["calc"]["built"]
     assert main(["image", "warm", "--image", str(image.path), "--state", "chromium", "--remove"]) == 0
     assert "chromium: removed" in capsys.readouterr().out and st.load_state(image, "chromium") is None
+
+
+def _write_states(folder: Path, states: dict) -> Path:
+    """Recipe files of a profile ``p`` under ``folder`` (the tests make ``p`` a known profile)."""
+    (folder / "p" / "states").mkdir(parents=True)
+    for name, body in states.items():
+        (folder / "p" / "states" / f"{name}.json").write_text(json.dumps(body))
+    return folder
+
+
+def _step(command):
+    return {"type": "execute", "parameters": {"command": [command]}}
+
+
+def test_a_state_that_extends_another_runs_its_steps_after_the_others(tmp_path, monkeypatch):
+    monkeypatch.setattr(st.Recipe, "available", classmethod(lambda cls, d=None: ["p"]))
+    monkeypatch.setattr(st.Recipe, "load", classmethod(lambda cls, name, d=None: Namespace(parents=[])))
+    folder = _write_states(tmp_path, {
+        "tool": {"description": "the tool", "config": [_step("start-tool")], "settle": {"timeout_s": 300}},
+        "tool-ran": {"description": "the tool after a run", "extends": "tool", "config": [_step("run-it")]},
+        "tool-ran-twice": {"description": "two runs", "extends": "tool-ran", "config": [_step("run-again")],
+                           "settle": {"timeout_s": 60}}})
+    recipes = st.state_recipes("p", folder)
+    assert [s["parameters"]["command"][0] for s in recipes["tool-ran"].config] == ["start-tool", "run-it"]
+    assert recipes["tool-ran"].settle == {"timeout_s": 300}  # the parent's, having none of its own
+    assert [s["parameters"]["command"][0] for s in recipes["tool-ran-twice"].config] == ["start-tool", "run-it",
+                                                                                         "run-again"]
+    assert recipes["tool-ran-twice"].settle == {"timeout_s": 60}
+    image = _image(tmp_path)
+    before = recipes["tool-ran"].digest(image)
+    (folder / "p" / "states" / "tool.json").write_text(json.dumps(
+        {"description": "the tool", "config": [_step("start-tool --fast")]}))
+    assert st.state_recipes("p", folder)["tool-ran"].digest(image) != before  # a parent's change rebuilds it
+
+
+@pytest.mark.parametrize("states, fragment", [
+    ({"a": {"config": [{"type": "execute", "parameters": {"command": ["x"]}}], "extends": "nope"}},
+     r"a\.json: 'extends' names 'nope', which is not a warm state of profile p; its states: a"),
+    ({"a": {"config": [{"type": "execute", "parameters": {"command": ["x"]}}], "extends": "b"},
+      "b": {"config": [{"type": "execute", "parameters": {"command": ["x"]}}], "extends": "a"}},
+     r"extend each other in a circle: a -> b -> a"),
+    ({"a": {"config": [{"type": "execute", "parameters": {"command": ["x"]}}], "extends": 3}},
+     r"a\.json: 'extends' must name another warm state"),
+])
+def test_a_bad_extends_is_refused_naming_the_file(tmp_path, monkeypatch, states, fragment):
+    monkeypatch.setattr(st.Recipe, "available", classmethod(lambda cls, d=None: ["p"]))
+    monkeypatch.setattr(st.Recipe, "load", classmethod(lambda cls, name, d=None: Namespace(parents=[])))
+    with pytest.raises(DesktopEnvError, match=fragment):
+        st.state_recipes("p", _write_states(tmp_path, states))
