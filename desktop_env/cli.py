@@ -121,13 +121,15 @@ def _state_rows(image) -> list[dict]:
 
 def _state_lines(image) -> list[str]:
     out = []
-    for row in _state_rows(image):
+    rows = _state_rows(image)
+    width = max([10, *(len(row["name"]) for row in rows)])
+    for row in rows:
         if not row["built"]:
-            out.append(f"    state {row['name']:<10} not built (built on first use, or: desktop-env image warm "
+            out.append(f"    state {row['name']:<{width}} not built (built on first use, or: desktop-env image warm "
                        f"--image {image.name} --state {row['name']})")
             continue
         flag = "" if row["current"] else "  STALE: its recipe or image changed; rebuilt on next use"
-        out.append(f"    state {row['name']:<10} RAM {_human(row['ram_bytes']):>10}  disk layer "
+        out.append(f"    state {row['name']:<{width}} RAM {_human(row['ram_bytes']):>10}  disk layer "
                    f"{_human(row['disk_layer_bytes']):>10}  built in {row['build_s']:.0f} s  {row['created']}{flag}")
     return out
 
