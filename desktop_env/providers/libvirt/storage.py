@@ -6,13 +6,16 @@ Volumes of an image ``<name>`` (the name carries the recipe hash):
 - ``<name>.vmlinuz``, ``<name>.initrd``  direct kernel boot;
 - ``<name>.save``    the ready state as a libvirt save image: a libvirt header with a
   padded domain XML, then the QEMU migration stream of the image's ``init_state``;
-- ``<name>.ready``   an empty marker written last: the set is complete.
+- ``<name>.ready``   a marker written last: the set is complete. It holds the build's
+  identity (:func:`build_id`): a rebuild of the same recipe keeps the name but not the
+  in-VM server's token, so a pool holding another build is uploaded to again.
 
 Uploads go through libvirt's volume upload API, so the same code fills a pool on
 this machine or on a remote host.
 """
 from __future__ import annotations
 
+import hashlib
 import logging
 import struct
 import time
@@ -41,6 +44,16 @@ ProgressFn = Callable[[str, int, int], None]
 
 class StorageError(DesktopEnvError):
     """A storage pool or volume operation on a libvirt host failed."""
+
+
+def build_id(image: ImageInfo) -> str:
+    """Which build of the image's recipe this is (its creation time and in-VM server token, hashed).
+
+    The image's name carries only its recipe hash: two builds of one recipe (a wiped cache,
+    a second machine) share the name but not the token every request to the server needs.
+    """
+    seed = f"{image.meta.get('created', '')}\0{image.token or ''}"
+    return hashlib.sha256(seed.encode()).hexdigest()[:16]
 
 
 def save_header(xml: str, room: int = SAVE_XML_ROOM) -> bytes:
@@ -163,10 +176,13 @@ class HostPool:
 
     def ensure_image(self, image: ImageInfo, template_xml: str, progress: ProgressFn | None = None,
                      wait_s: float = 1800.0) -> dict[str, str]:
-        """Upload the image to this pool unless it is already there (same name, hence same recipe hash).
+        """Upload the image to this pool unless this build of it is already there.
 
-        Concurrent callers (other processes, other machines) are serialised by a lock
-        volume ``<name>.uploading``: one uploads, the others wait for ``<name>.ready``.
+        A pool holding another build under the same name (see :func:`build_id`) is uploaded
+        to again when no overlay in the pool is backed by that build; otherwise this raises
+        :class:`StorageError` naming the overlays. Concurrent callers (other processes,
+        other machines) are serialised by a lock volume ``<name>.uploading``: one uploads,
+        the others wait for ``<name>.ready``.
 
         Args:
             template_xml: a domain XML for the save image's header (each environment's
@@ -178,8 +194,14 @@ class HostPool:
             host paths as :meth:`image_volumes`.
         """
         libvirt = _libvirt()
-        if self.volume(f"{image.name}.ready") is not None:
+        want = build_id(image)
+        held = self.held_build(image)
+        if held == want:
             return self.image_volumes(image)
+        if held is not None:
+            self._refuse_if_backing(image)
+            log.warning("pool %s on %s holds another build of %s (%s, this one is %s): uploading this build",
+                        self.name, self.conn.getURI(), image.name, held or "from before builds were marked", want)
         lock = f"{image.name}.uploading"
         try:
             self.pool.createXML(self._vol_xml(lock, 0, "raw"), 0)
@@ -187,15 +209,17 @@ class HostPool:
             return self._wait_for_upload(image, lock, wait_s)
         try:
             t0 = time.monotonic()
-            for suffix in ("qcow2", "vmlinuz", "initrd", "save"):
-                self.delete(f"{image.name}.{suffix}")  # leftovers of an interrupted upload
+            # The other build's set, or leftovers of an interrupted upload: marker first, so
+            # no reader takes a half-replaced set for a complete one.
+            for suffix in ("ready", "qcow2", "vmlinuz", "initrd", "save"):
+                self.delete(f"{image.name}.{suffix}")
             self._upload(f"{image.name}.qcow2", [image.file("disk")], "qcow2", progress)
             if image.meta["files"].get("kernel"):
                 self._upload(f"{image.name}.vmlinuz", [image.file("kernel")], "raw", progress)
             if image.meta["files"].get("initrd"):
                 self._upload(f"{image.name}.initrd", [image.file("initrd")], "raw", progress)
             self._upload(f"{image.name}.save", [save_header(template_xml), image.file("state")], "raw", progress)
-            self.pool.createXML(self._vol_xml(f"{image.name}.ready", 0, "raw"), 0)
+            self._upload(f"{image.name}.ready", [want.encode()], "raw", None)
             self.prune_superseded(image)
             log.info("uploaded image %s to pool %s on %s in %.1f s", image.name, self.name, self.conn.getURI(),
                      time.monotonic() - t0)
@@ -206,18 +230,23 @@ class HostPool:
                 log.warning("could not remove upload lock %s: %s", lock, exc)
         return self.image_volumes(image)
 
-    def prune_superseded(self, image: ImageInfo) -> list[str]:
-        """Delete older uploads of ``image``'s profile that no overlay in this pool is backed by.
+    def held_build(self, image: ImageInfo) -> str | None:
+        """The build identity in the pool's complete upload of ``image.name``: None when there is none,
+        ``""`` for an upload marked before builds were identified."""
+        marker = self.volume(f"{image.name}.ready")
+        if marker is None:
+            return None
+        size = marker.info()[1]
+        return self._download(marker, size).decode(errors="replace").strip() if size else ""
 
-        Returns the image names removed.
-        """
+    def overlays_by_backing(self) -> dict[str, list[str]]:
+        """Environment overlays in this pool (``desktop-env-*.qcow2``) by the file name of their backing volume."""
         import xml.etree.ElementTree as ET
 
         libvirt = _libvirt()
         self.refresh()
-        names = self.pool.listVolumes()
-        in_use = set()
-        for vol_name in names:
+        out: dict[str, list[str]] = {}
+        for vol_name in self.pool.listVolumes():
             if vol_name.startswith("desktop-env-") and vol_name.endswith(".qcow2"):
                 try:
                     backing = ET.fromstring(self.pool.storageVolLookupByName(vol_name).XMLDesc(0))
@@ -225,7 +254,28 @@ class HostPool:
                     continue
                 path = backing.findtext("./backingStore/path")
                 if path:
-                    in_use.add(Path(path).name)
+                    out.setdefault(Path(path).name, []).append(vol_name)
+        return out
+
+    def _refuse_if_backing(self, image: ImageInfo) -> None:
+        users = sorted(self.overlays_by_backing().get(f"{image.name}.qcow2", []))
+        if users:
+            uri = self.conn.getURI()
+            raise StorageError(
+                f"pool {self.name} on {uri} holds another build of {image.name} (the image was rebuilt since "
+                f"it was uploaded, so its in-VM server token differs), and {len(users)} environment overlay(s) "
+                f"are backed by it: {', '.join(users)}. Close those environments (or, if none runs, delete "
+                f"them: virsh -c {uri} vol-delete --pool {self.name} NAME) and retry; this build is then "
+                "uploaded in place of the old one")
+
+    def prune_superseded(self, image: ImageInfo) -> list[str]:
+        """Delete older uploads of ``image``'s profile that no overlay in this pool is backed by.
+
+        Returns the image names removed.
+        """
+        libvirt = _libvirt()
+        in_use = set(self.overlays_by_backing())
+        names = self.pool.listVolumes()
         removed = []
         prefix = f"{image.profile}-"
         for marker in names:
@@ -247,8 +297,13 @@ class HostPool:
         deadline = time.monotonic() + wait_s
         log.info("waiting for another process to upload %s to pool %s", image.name, self.name)
         while time.monotonic() < deadline:
-            if self.volume(f"{image.name}.ready") is not None:
+            held = self.held_build(image)
+            if held == build_id(image):
                 return self.image_volumes(image)
+            if held is not None and self.volume(lock) is None:
+                raise StorageError(f"another process uploaded a different build of {image.name} to pool "
+                                   f"{self.name} on {self.conn.getURI()} meanwhile (two caches with the same "
+                                   "recipe?); retry once it is no longer in use")
             if self.volume(lock) is None:
                 raise StorageError(f"the upload of {image.name} to pool {self.name} on {self.conn.getURI()} "
                                    "stopped without finishing; retry")
