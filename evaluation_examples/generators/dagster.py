@@ -640,8 +640,9 @@ res=$(duck "$wh" "SELECT count(*) = (SELECT count(DISTINCT status) FROM read_csv
                 cmd(f"cat > {definitions} <<'EOF'\n" + dagster_definitions_with_asset() + "EOF"),
                 CATALOG,
                 {"gui": "click", "target": ui("button", "Reload definitions", url=DAGSTER + "/assets")},
-                {"gui": "wait", "for": asset_box("orders_by_status"),
-                 "note": "the catalog lists the new asset once the code server has reloaded"},
+                {"gui": "wait", "for": asset_box("orders_by_status"), "timeout_s": 900,
+                 "note": "the catalog lists the new asset once the code server has reloaded (a new process "
+                         "importing Dagster and the project: over 300 s with two VMs on two cores)"},
                 *materialize_selected(["orders", "orders_by_status"], essential=True),
             ],
         },
