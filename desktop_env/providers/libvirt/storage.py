@@ -296,15 +296,16 @@ class HostPool:
     def _wait_for_upload(self, image: ImageInfo, lock: str, wait_s: float) -> dict[str, str]:
         deadline = time.monotonic() + wait_s
         log.info("waiting for another process to upload %s to pool %s", image.name, self.name)
+        want = build_id(image)
         while time.monotonic() < deadline:
             held = self.held_build(image)
-            if held == build_id(image):
+            if held == want:
                 return self.image_volumes(image)
-            if held is not None and self.volume(lock) is None:
-                raise StorageError(f"another process uploaded a different build of {image.name} to pool "
-                                   f"{self.name} on {self.conn.getURI()} meanwhile (two caches with the same "
-                                   "recipe?); retry once it is no longer in use")
             if self.volume(lock) is None:
+                if held is not None:
+                    raise StorageError(f"another process uploaded a different build of {image.name} to pool "
+                                       f"{self.name} on {self.conn.getURI()} meanwhile (two caches with the same "
+                                       "recipe?); retry once it is no longer in use")
                 raise StorageError(f"the upload of {image.name} to pool {self.name} on {self.conn.getURI()} "
                                    "stopped without finishing; retry")
             time.sleep(2.0)
