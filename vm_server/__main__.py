@@ -83,8 +83,11 @@ def main(argv=None) -> int:
 
     import waitress
 
-    from . import display
+    from . import display, procs
     from .app import create_app
+
+    if not procs.clear_ambient_capabilities():
+        logger.warning("could not clear the ambient capabilities: programs the server starts may inherit them")
 
     problem = display.xlib_problem()
     if problem:

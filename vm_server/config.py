@@ -40,6 +40,9 @@ class ServerConfig:
     command_timeout_s: float = 120.0  # default limit for /execute and friends
     pyautogui_timeout_s: float = 60.0  # default limit for executor calls
     clock_command: list[str] = field(default_factory=lambda: list(DEFAULT_CLOCK_COMMAND))
+    #: set the clock in the server's own process (needs CAP_SYS_TIME, which the image's unit grants);
+    #: clock_command is the fallback when that is refused
+    clock_settime: bool = False
     display: str | None = None  # X display; None means $DISPLAY, else ":0"
     display_wait_s: float = 5.0  # how long an X endpoint waits for the display to appear
     recordings_dir: str = field(default_factory=lambda: os.path.join(tempfile.gettempdir(), "desktop-env-recordings"))

@@ -26,6 +26,27 @@ _PYTHON_NAME = re.compile(r"^python(3(\.\d+)?)?$")
 _IMPORTS_PYAUTOGUI = re.compile(r"\bimport\s+pyautogui\b|\bfrom\s+pyautogui\s+import\b")
 
 
+#: prctl(2): PR_CAP_AMBIENT and its PR_CAP_AMBIENT_CLEAR_ALL operation.
+_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
+
+
+def clear_ambient_capabilities() -> bool:
+    """Clear this process's ambient capabilities, so that the programs it starts inherit none.
+
+    The image's unit grants the server CAP_SYS_TIME as an ambient capability (for
+    ``/setup/set_clock``); the server keeps it in its own effective set, and the agent's
+    commands, which it starts, get no capability. Call before any thread starts (capability
+    sets are per thread). Returns False where the kernel refuses (not Linux, before 4.3).
+    """
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
 @dataclass
 class CommandResult:
     """What a finished (or stopped) command left behind."""

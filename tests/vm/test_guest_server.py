@@ -117,11 +117,16 @@ def test_files_round_trip_and_listing(guest, tmp_path):
 def test_python_bash_and_clock(guest):
     assert "49" in guest.run_python("print(7*7)")["output"]
     assert "hi" in guest.run_bash_script("echo hi")["output"]
-    guest.set_clock(1_900_000_000)
+    reply = guest.set_clock(1_900_000_000)
+    assert reply["method"] == "settime", reply  # the server's own system call, not sudo
     year = guest.execute(["date", "-u", "+%Y"])["output"].strip()
     assert year == "2030"
     guest.set_clock()
     assert abs(float(guest.execute(["date", "+%s"])["output"]) - time.time()) < 30
+    # the capability that takes stays with the server: a command it runs for the agent has none
+    caps = guest.execute(["grep", "-E", "^Cap(Eff|Amb):", "/proc/self/status"])["output"].split()
+    assert caps == ["CapEff:", "0000000000000000", "CapAmb:", "0000000000000000"], caps
+    assert guest.execute(["date", "-u", "-s", "@1900000000"])["returncode"] != 0
 
 
 def test_recording(guest, tmp_path):
