@@ -155,8 +155,9 @@ def _run_worker(payload: str) -> None:
     code = 1
     try:
         os.setsid()
-        for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, signal.SIG_DFL if sig != signal.SIGINT else signal.default_int_handler)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the server's handlers are not the run's
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         from dagster._cli import cli
 
         try:
