@@ -54,6 +54,17 @@ class _Walk:
     deferred: list = field(default_factory=list)  # (table, element, depth): cells read at the end
     truncated: set = field(default_factory=set)
 
+    def mark(self) -> dict:
+        """The counts so far (and how many tables wait for their cells), for :meth:`rewind`."""
+        return {"nodes": self.nodes, "hidden": self.hidden, "pages": self.pages, "documents": self.documents,
+                "stubs": self.stubs, "deferred": len(self.deferred)}
+
+    def rewind(self, mark: dict) -> None:
+        """Forget what was counted since ``mark`` (a subtree to walk again), except the stubs seen."""
+        self.nodes, self.hidden, self.pages, self.documents = (mark[k] for k in ("nodes", "hidden", "pages",
+                                                                                  "documents"))
+        del self.deferred[mark["deferred"]:]
+
     def allow(self) -> bool:
         if self.nodes >= self.max_nodes:
             self.truncated.add("nodes")
@@ -290,7 +301,7 @@ class A11yReader:
         if depth >= walk.max_depth:
             walk.truncated.add("depth")
             return elem
-        if depth == 1 and self._is_chromium(acc):
+        if depth == 1 and key is not None and self._is_chromium(key[0], acc):
             self._children_of_chromium(acc, elem, depth, walk)
         else:
             self._children(acc, elem, role, depth, walk, prune)
@@ -327,15 +338,14 @@ class A11yReader:
         when the application shows documents but none with an area (Chromium always has a few
         stubs: its pop-ups' pages), it is walked again with them.
         """
-        before = (walk.nodes, walk.hidden, walk.pages, walk.documents, walk.stubs, len(walk.deferred))
+        before = walk.mark()
         self._children(app, elem, "application", depth, walk, prune=True)
-        if walk.stubs == before[4] or walk.documents > before[3]:
+        if walk.stubs == before["stubs"] or walk.documents > before["documents"]:
             return
         logger.debug("a page of Chromium is a stub of no area: its invisible views are walked")
         for child in list(elem):
             elem.remove(child)
-        walk.nodes, walk.hidden, walk.pages, walk.documents, _, deferred = before
-        del walk.deferred[deferred:]
+        walk.rewind(before)
         self._children(app, elem, "application", depth, walk, prune=False)
 
     def _page(self, acc, elem: ET.Element, walk: _Walk) -> bool:
@@ -398,12 +408,9 @@ class A11yReader:
             self._roles.put(key, role)
         return role
 
-    def _is_chromium(self, app) -> bool:
-        """Whether the application ``app`` is Chromium (or an Electron app): its toolkit name, kept per bus name."""
-        try:
-            bus_name = app.app.bus_name
-        except Exception:  # noqa: BLE001 - an accessible without its application: walked as any other
-            return False
+    def _is_chromium(self, bus_name: str, app) -> bool:
+        """Whether the application ``app`` (on ``bus_name``) is Chromium (or an Electron app): its toolkit
+        name, kept per bus name."""
         toolkit = self._toolkits.get(bus_name)
         if toolkit is None:
             try:
