@@ -79,7 +79,7 @@ systemctl disable postgresql.service mariadb.service >/dev/null 2>&1 || true
 install -m 0644 /usr/local/lib/desktop-env/data/desktop_env_dagster_runs.py \
   "$(/opt/venvs/dagster/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/"
 as_user env DAGSTER_HOME=/home/user/.dagster DO_NOT_TRACK=1 /opt/venvs/dagster/bin/python -c \
-  'from dagster import DagsterInstance; i = DagsterInstance.get(); assert type(i.run_launcher).__name__ == "ForkingRunLauncher", i.run_launcher; assert type(i.run_coordinator).__name__ == "DefaultRunCoordinator", i.run_coordinator'
+  'from dagster import DagsterInstance; i = DagsterInstance.get(); assert type(i.run_launcher).__name__ == "ForkingRunLauncher", i.run_launcher; assert type(i.run_coordinator).__name__ == "SyncInMemoryRunCoordinator", i.run_coordinator'
 (cd /home/user/projects/dagster_project && as_user env DAGSTER_HOME=/home/user/.dagster DO_NOT_TRACK=1 \
   /opt/venvs/dagster/bin/dagster definitions validate -w workspace.yaml)
 # Airflow: metadata database migrated.
