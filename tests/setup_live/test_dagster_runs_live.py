@@ -1,7 +1,8 @@
 """The data image's Dagster run launcher (desktop_env_dagster_runs) against a real ``dagster dev``.
 
-The instance's dagster.yaml names the forking launcher as the image's does; the run-worker server
-runs from the image's module file, in the Dagster the data image pins (a cached venv). Runs are
+The instance's dagster.yaml is the image's (the forking launcher, runs handed to it at once) with a test
+socket; the run-worker server runs from the image's module file, in the Dagster the data image pins (a
+cached venv). Runs are
 launched and read through Dagster's GraphQL API, as an agent's clicks in the UI would.
 """
 from __future__ import annotations
@@ -22,6 +23,9 @@ from live_procs import dagster_venv_bin, free_port, stop, wait_http
 pytestmark = pytest.mark.slow
 
 MODULE_DIR = PROFILES_DIR / "data" / "files" / "usr" / "local" / "lib" / "desktop-env" / "data"
+IMAGE_DAGSTER_YAML = (PROFILES_DIR / "data" / "files" / "usr" / "local" / "share" / "desktop-env" / "data" / "home"
+                      / ".dagster" / "dagster.yaml")
+IMAGE_RUNS_SOCKET = "/home/user/.dagster/run-workers.sock"
 
 DEFS = '''
 import time
@@ -138,9 +142,10 @@ def dagster(tmp_path_factory):
     (work / "shop").mkdir()
     (work / "shop" / "__init__.py").write_text("")
     d.defs.write_text(DEFS.format(out=str(d.out)))
-    (work / "home" / "dagster.yaml").write_text(
-        "telemetry:\n  enabled: false\nrun_launcher:\n  module: desktop_env_dagster_runs\n"
-        f"  class: ForkingRunLauncher\n  config:\n    socket: {d.socket}\n")
+    # the image's instance config (launcher, coordinator), with this test's socket
+    image_yaml = IMAGE_DAGSTER_YAML.read_text()
+    assert IMAGE_RUNS_SOCKET in image_yaml
+    (work / "home" / "dagster.yaml").write_text(image_yaml.replace(IMAGE_RUNS_SOCKET, d.socket))
     d.start_run_server()
     port = free_port()
     d.url = f"http://127.0.0.1:{port}"
