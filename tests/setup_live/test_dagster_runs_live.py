@@ -28,10 +28,19 @@ IMAGE_DAGSTER_YAML = (PROFILES_DIR / "data" / "files" / "usr" / "local" / "share
 IMAGE_RUNS_SOCKET = "/home/user/.dagster/run-workers.sock"
 
 DEFS = '''
+import json
+import os
 import time
 import dagster as dg
 
 OUT = {out!r}
+with open({imports!r}, "a") as log:  # which processes import the code location
+    log.write(str(os.getpid()) + chr(10))
+
+
+def _step_pid(name):
+    with open({steps!r}, "a") as log:
+        log.write(json.dumps({{"step": name, "pid": os.getpid(), "ppid": os.getppid()}}) + chr(10))
 
 
 @dg.asset
@@ -47,7 +56,19 @@ def slow():
     time.sleep(600)
 
 
-defs = dg.Definitions(assets=[total, slow])
+@dg.asset
+def first():
+    _step_pid("first")
+    return 1
+
+
+@dg.asset
+def second(first):
+    _step_pid("second")
+    return first + 1
+
+
+defs = dg.Definitions(assets=[total, slow, first, second])
 '''
 
 
@@ -59,6 +80,8 @@ class Dagster:
         self.bin = bin_dir
         self.socket = str(work / "runs.sock")
         self.out = work / "total.txt"
+        self.imports = work / "imports.log"
+        self.steps = work / "steps.log"
         self.defs = work / "shop" / "definitions.py"
         self.server: subprocess.Popen | None = None
         self.url = ""
@@ -94,12 +117,13 @@ class Dagster:
         assert "errors" not in body, body
         return body["data"]
 
-    def launch(self, asset: str) -> str:
+    def launch(self, *assets: str, run_config: dict | None = None) -> str:
         launched = self.gql("""mutation($p: ExecutionParams!) { launchRun(executionParams: $p) {
           __typename ... on LaunchRunSuccess { run { runId } } ... on PythonError { message } } }""",
                             {"p": {"selector": {"repositoryLocationName": "shop.definitions",
                                                 "repositoryName": "__repository__", "jobName": "__ASSET_JOB",
-                                                "assetSelection": [{"path": [asset]}]}, "runConfigData": {}}})
+                                                "assetSelection": [{"path": [a]} for a in assets]},
+                                   "runConfigData": run_config or {}}})
         assert launched["launchRun"]["__typename"] == "LaunchRunSuccess", launched
         return launched["launchRun"]["run"]["runId"]
 
@@ -141,7 +165,7 @@ def dagster(tmp_path_factory):
     (work / "home").mkdir()
     (work / "shop").mkdir()
     (work / "shop" / "__init__.py").write_text("")
-    d.defs.write_text(DEFS.format(out=str(d.out)))
+    d.defs.write_text(DEFS.format(out=str(d.out), imports=str(d.imports), steps=str(d.steps)))
     # the image's instance config (launcher, coordinator), with this test's socket
     image_yaml = IMAGE_DAGSTER_YAML.read_text()
     assert IMAGE_RUNS_SOCKET in image_yaml
@@ -222,3 +246,26 @@ def test_without_the_server_runs_go_through_the_code_server(dagster):
         assert dagster.out.exists()
     finally:
         dagster.start_run_server()
+
+
+def _step_runs(dagster, run_config: dict | None = None) -> tuple[list[dict], set[int]]:
+    """Run the two-step chain; return its steps' processes and every process that imported the code."""
+    dagster.steps.unlink(missing_ok=True)
+    run = dagster.wait(dagster.launch("first", "second", run_config=run_config), ("SUCCESS", "FAILURE", "CANCELED"))
+    assert run["status"] == "SUCCESS", _messages(run)
+    steps = [json.loads(line) for line in dagster.steps.read_text().splitlines()]
+    assert [s["step"] for s in steps] == ["first", "second"]
+    return steps, {int(p) for p in dagster.imports.read_text().split()}
+
+
+def test_a_runs_steps_are_forked_from_its_worker(dagster):
+    # the multiprocess executor would spawn each step: a new Python importing Dagster and the code again
+    steps, importers = _step_runs(dagster)
+    assert len({s["ppid"] for s in steps}) == 1  # both steps are children of the run's worker
+    assert not importers & {s["pid"] for s in steps}, "a step process imported the code location again"
+
+
+def test_a_start_method_in_the_run_config_is_kept(dagster):
+    spawn = {"execution": {"config": {"multiprocess": {"start_method": {"spawn": {}}}}}}
+    steps, importers = _step_runs(dagster, spawn)
+    assert {s["pid"] for s in steps} <= importers  # spawned steps import the code themselves

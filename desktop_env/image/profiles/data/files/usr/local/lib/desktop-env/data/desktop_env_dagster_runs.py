@@ -150,6 +150,32 @@ def warm_up(code_modules: list[str]) -> None:
                     threading.active_count())
 
 
+def fork_steps_by_default() -> None:
+    """Have the multiprocess executor fork each step's process from this ready worker.
+
+    Dagster's multiprocess executor (every job's default) starts each step in a process made with
+    ``spawn`` unless the run config names a start method: a new Python that imports Dagster and the
+    code location again, minutes per step under emulation on a loaded host. This worker has them
+    imported already, so a forked step process starts at once (and runs the code this run
+    imported). A start method named in the run config (``spawn``, ``forkserver``) is kept, and so is
+    ``spawn`` when the worker has other threads, which a fork would not copy.
+    """
+    from dagster._core.executor import multiprocess
+
+    executor = multiprocess.MultiprocessExecutor
+    if getattr(executor.__init__, "forks_steps", False):
+        return
+    original = executor.__init__
+
+    def __init__(self, *args, start_method=None, **kwargs):
+        if start_method is None and len(os.listdir("/proc/self/task")) == 1:  # forking copies one thread only
+            start_method = "fork"
+        original(self, *args, start_method=start_method, **kwargs)
+
+    __init__.forks_steps = True
+    executor.__init__ = __init__
+
+
 def _run_worker(payload: str) -> None:
     """In the forked child: execute the run as ``dagster api execute_run PAYLOAD`` would; never returns."""
     code = 1
@@ -158,6 +184,7 @@ def _run_worker(payload: str) -> None:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the server's handlers are not the run's
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        fork_steps_by_default()
         from dagster._cli import cli
 
         try:
