@@ -168,8 +168,12 @@ def fork_steps_by_default() -> None:
     original = executor.__init__
 
     def __init__(self, *args, start_method=None, **kwargs):
-        if start_method is None and len(os.listdir("/proc/self/task")) == 1:  # forking copies one thread only
-            start_method = "fork"
+        if start_method is None:
+            threads = len(os.listdir("/proc/self/task"))
+            if threads == 1:
+                start_method = "fork"
+            else:  # a fork copies only the calling thread; another one's locks would stay held
+                log.warning("the run's worker has %d threads: its steps are spawned, not forked", threads)
         original(self, *args, start_method=start_method, **kwargs)
 
     __init__.forks_steps = True
