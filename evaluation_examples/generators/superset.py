@@ -432,11 +432,20 @@ def drop(field: str, control: str) -> list[dict]:
             {"gui": "wait", "for": ui(f"[data-test={control}] [data-test=control-label]", field, path="/explore/")}]
 
 
+#: The pointer moved off a top-bar menu (onto the Dashboards link, which opens none) once its item was clicked:
+#: the menu's list stays open over the page while the pointer is on it, and covered what came next (load).
+OFF_MENU = {"gui": "move", "target": ui("a", "Dashboards"),
+            "note": "off the menu: its list stays open over the page while the pointer is on it"}
+
+
 def save_chart(name: str) -> list[dict]:
     """GUI steps drawing the chart (Create chart), then Save: its name, Save, until the dialog is gone. Both
     buttons stay disabled a while (until the controls are valid; until the chart's query answered)."""
     return [{"gui": "click", "target": ui("[data-test=run-query-button]:not([disabled])", path="/explore/")},
             {"gui": "click", "target": ui("[data-test=query-save-button]:not([disabled])", path="/explore/")},
+            {"gui": "wait", "for": ui("[data-test=new-chart-name]", path="/explore/")},
+            {"gui": "wait", "for": {"idle": True},
+             "note": "the dialog's opening animation ends: a click on its name field during it once closed it (load)"},
             {"gui": "type", "target": ui("[data-test=new-chart-name]", path="/explore/"), "text": name},
             {"gui": "click", "target": ui("[data-test=btn-modal-save]", path="/explore/"), "essential": True},
             {"gui": "wait", "for": {"gone": ui("[data-test=save-modal-body]", path="/explore/")}}]
@@ -509,6 +518,7 @@ def gui_pairs() -> list[dict]:
                 {"gui": "click", "target": ui(".ant-menu-submenu-title", "SQL"), "note": "SQL in the top bar"},
                 {"gui": "click", "target": ui("a", "SQL Lab")},
                 {"gui": "wait", "for": {"url_is": SUPERSET + "/sqllab"}},
+                OFF_MENU,
                 {"gui": "click", "target": ui("[role=tab]", "Add a new tab", path="/sqllab")},
                 {"gui": "click", "target": ui(".ace_editor .ace_content", path="/sqllab")},
                 {"gui": "key", "keys": "ctrl+a", "note": "replace the editor's placeholder text"},
@@ -661,6 +671,7 @@ def gui_pairs() -> list[dict]:
             "solution": [
                 {"gui": "click", "target": ui(".ant-menu-submenu-title", "Settings"), "note": "Settings, top right"},
                 {"gui": "click", "target": ui("a", "Annotation Layers")},
+                OFF_MENU,
                 {"gui": "click", "target": ui("button.ant-btn-primary", "Annotation layer",
                                               path="/annotationlayer/list")},
                 {"gui": "type", "target": ui("[role=dialog] input", path="/annotationlayer/"), "text": "Promotions"},
