@@ -438,14 +438,19 @@ OFF_MENU = {"gui": "move", "target": ui("a", "Dashboards"),
             "note": "off the menu: its list stays open over the page while the pointer is on it"}
 
 
+def dialog_settled(field: dict) -> list[dict]:
+    """GUI steps waiting until a dialog that opened shows ``field`` (a target) and the desktop is idle: a click on
+    its field during the opening animation once closed the dialog (load)."""
+    return [{"gui": "wait", "for": field},
+            {"gui": "wait", "for": {"idle": True}, "note": "the dialog's opening animation ends"}]
+
+
 def save_chart(name: str) -> list[dict]:
     """GUI steps drawing the chart (Create chart), then Save: its name, Save, until the dialog is gone. Both
     buttons stay disabled a while (until the controls are valid; until the chart's query answered)."""
     return [{"gui": "click", "target": ui("[data-test=run-query-button]:not([disabled])", path="/explore/")},
             {"gui": "click", "target": ui("[data-test=query-save-button]:not([disabled])", path="/explore/")},
-            {"gui": "wait", "for": ui("[data-test=new-chart-name]", path="/explore/")},
-            {"gui": "wait", "for": {"idle": True},
-             "note": "the dialog's opening animation ends: a click on its name field during it once closed it (load)"},
+            *dialog_settled(ui("[data-test=new-chart-name]", path="/explore/")),
             {"gui": "type", "target": ui("[data-test=new-chart-name]", path="/explore/"), "text": name},
             {"gui": "click", "target": ui("[data-test=btn-modal-save]", path="/explore/"), "essential": True},
             {"gui": "wait", "for": {"gone": ui("[data-test=save-modal-body]", path="/explore/")}}]
@@ -526,9 +531,7 @@ def gui_pairs() -> list[dict]:
                 {"gui": "key", "keys": "ctrl+enter"},
                 {"gui": "wait", "for": ui("[data-test=south-pane] [role=grid]", path="/sqllab")},
                 {"gui": "click", "target": ui("button[aria-label=Save]", path="/sqllab")},
-                {"gui": "wait", "for": ui("[role=dialog] input", path="/sqllab")},
-                {"gui": "wait", "for": {"idle": True},
-                 "note": "the dialog's opening animation ends: a click on its field during it once closed it (load)"},
+                *dialog_settled(ui("[role=dialog] input", path="/sqllab")),
                 {"gui": "click", "target": ui("[role=dialog] input", path="/sqllab")},
                 {"gui": "key", "keys": "ctrl+a", "note": "the name field holds Untitled Query 1"},
                 {"gui": "type", "text": "Orders per status"},
