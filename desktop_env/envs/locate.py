@@ -100,6 +100,10 @@ class Found:
         reason: why ``box`` is None (for the error message when the step gives up).
         scroll: wheel clicks that would bring it into view (negative: down), 0 when none would.
         scroll_at: the screen point to scroll over (the page's centre).
+        read: the look read what it searched (the tab's page, the whole accessibility tree). False when it
+            could not (DevTools did not answer, the page was navigating, the tree could not be read or the
+            server's walk was cut short): then the target's absence proves nothing, and a wait for it to
+            go away goes on looking.
     """
 
     box: Box | None = None
@@ -107,6 +111,7 @@ class Found:
     reason: str = ""
     scroll: int = 0
     scroll_at: tuple[int, int] | None = None
+    read: bool = True
 
 
 #: Counts the HTML5 drag events a page sees from the moment it is armed: ``start`` (dragstart anywhere) and
@@ -196,7 +201,7 @@ class Locator:
             xml, stats = self.controller.accessibility_tree_with_stats(timeout_s=A11Y_WALK_S,
                                                                        cells=target.role in (None, "table-cell"))
         except Exception as exc:  # noqa: BLE001 - a tree that cannot be read now may be read on the next look
-            return Found(reason=f"the accessibility tree could not be read ({exc})")
+            return Found(reason=f"the accessibility tree could not be read ({exc})", read=False)
         cut = stats.get("truncated") or []
         cut_short = (f" (the server's walk was cut short by its {' and '.join(cut)} limit after "
                      f"{stats.get('elapsed_s', '?')} s: the rest of the tree was not read)") if cut else ""
@@ -205,20 +210,23 @@ class Locator:
         if target.within is not None:
             boxes = [c for c in elements if _a11y_matches(c, target.within)]
             if not boxes:
-                return Found(reason=f"nothing matched the container ({target.within.describe()})")
+                return Found(reason=f"nothing matched the container ({target.within.describe()}){cut_short}",
+                             read=not cut)
             matches = [e for e in matches if any(_inside(e, c) for c in boxes)]
         if len(matches) > target.index:
             e = matches[target.index]
             return Found(box=Box(e.x, e.y, e.w, e.h, f"{e.tag} {e.name or e.text[:60]!r}"), exists=True)
         if matches:
-            return Found(exists=False, reason=f"only {len(matches)} showing element(s) matched, #{target.index} asked")
+            return Found(exists=False, read=not cut,
+                         reason=f"only {len(matches)} showing element(s) matched, #{target.index} asked{cut_short}")
         same_role = [e for e in elements if target.role is None or e.tag == target.role]
         names = [e.name for e in same_role if e.name]
         want = target.name or target.name_contains or target.text_contains or ""
         close = difflib.get_close_matches(want, names, n=3, cutoff=0.5) if want else names[:3]
         hint = f"; showing {target.role or 'element'}s with close names: {', '.join(map(repr, close))}" if close else (
             f"; {len(same_role)} showing {target.role}(s) with other names" if target.role else "")
-        return Found(reason=f"no showing element matched among {len(elements)} in the tree{hint}{cut_short}")
+        return Found(reason=f"no showing element matched among {len(elements)} in the tree{hint}{cut_short}",
+                     read=not cut)
 
     def _pages(self):
         if self._browser is None:
@@ -250,19 +258,22 @@ class Locator:
         try:
             pages = self._pages()
         except LookupError as exc:
-            return Found(reason=str(exc))
+            return Found(reason=str(exc), read=False)
         except Exception as exc:  # noqa: BLE001 - Chromium may not answer yet; the next look retries
             self._disconnect()
-            return Found(reason=f"could not attach to Chromium over DevTools ({exc})")
+            return Found(reason=f"could not attach to Chromium over DevTools ({exc})", read=False)
         # A tab's URL is read in the page (``location.href``): Playwright's ``page.url`` is the last one it
         # heard of, which can lag behind a single-page app's own navigation (history.pushState).
         prefix = same_host(target.url).rstrip("/") if target.url else None
-        reasons, shown = [], 0
+        reasons, shown, unread = [], 0, 0
         for page in pages:
             try:
                 seen = page.evaluate(_DOM_QUERY, {"css": target.css, "text": target.text, "index": target.index})
-            except Exception as exc:  # noqa: BLE001 - a page navigating away, a bad selector
+            except Exception as exc:  # noqa: BLE001 - a page navigating away, a bad selector, DevTools not answering
                 reasons.append(f"{page.url}: {str(exc).splitlines()[0][:200]}")
+                # its last known URL stands for the one it could not tell: a tab that may show the target
+                # was not read, so the target's absence from the others proves nothing
+                unread += prefix is None or same_host(page.url).startswith(prefix)
                 continue
             if prefix and not same_host(seen["href"]).startswith(prefix):
                 continue
@@ -290,8 +301,8 @@ class Locator:
                 return Found(exists=True, reason=f"an animation is moving it (on <{seen['moving']}>)")
             return Found(box=box, exists=True)
         if prefix and not shown:
-            return Found(reason="; ".join([f"no tab shows {target.url}", *reasons]))
-        return Found(reason="; ".join(reasons) or "no tab is open")
+            return Found(reason="; ".join([f"no tab shows {target.url}", *reasons]), read=not unread)
+        return Found(reason="; ".join(reasons) or "no tab is open", read=not unread)
 
     def drag_events(self, target: Target, drop: Target, arm: bool = False) -> dict:
         """The HTML5 drag events seen by the tab in front showing ``target``'s URL since it was armed: ``start``
@@ -320,6 +331,8 @@ class Locator:
             found = self.find(cond.target)
             if cond.kind == "appears":
                 return found.exists, found.reason
+            if not found.read:  # an unread page or tree is no proof that the target went away
+                return False, f"it could not be told whether it is still there: {found.reason}"
             return not found.exists, "it is still there"
         if cond.kind == "window":
             titles = self.window_titles()

@@ -216,3 +216,67 @@ def test_a_failed_look_says_when_the_servers_walk_was_cut_short():
     reason = locator.find(target).reason
     assert "cut short by its time limit after 120.4 s" in reason and reason.startswith("no showing element matched")
     assert locator.find(Target.from_json({"role": "push-button", "name": "Save"})).exists
+
+
+def test_a_wait_for_a_target_to_go_away_needs_a_look_that_read_the_screen():
+    """Only a look that read the tab's page (or the whole tree) and did not find the target proves it went
+    away: a page DevTools could not read, a tree that could not be read or whose walk was cut short, says
+    nothing (under load an unread page once let a wait for a filtered list pass while the list still showed
+    the rows it waited to lose)."""
+    from desktop_env.envs.locate import Locator
+    from desktop_env.tasks.solution import Condition
+
+    head = ('<desktop-frame xmlns:st="https://accessibility.ubuntu.example.org/ns/state" '
+            'xmlns:cp="https://accessibility.ubuntu.example.org/ns/component">')
+    dialog = ('<dialog name="Find and Replace" st:showing="true" st:visible="true" cp:screencoord="(0, 0)" '
+              'cp:size="(400, 300)"/>')
+
+    class Guest:
+        def __init__(self):
+            self.xml, self.truncated, self.fail = head + dialog + "</desktop-frame>", [], False
+
+        def accessibility_tree_with_stats(self, **_):
+            if self.fail:
+                raise TimeoutError("the in-VM server did not answer within 60 s")
+            return self.xml, {"truncated": self.truncated, "elapsed_s": 3.0}
+
+    guest = Guest()
+    locator = Locator(controller=guest, cdp_url=None, screen=(1920, 1080))
+    gone = Condition.from_json({"gone": {"role": "dialog", "name": "Find and Replace"}})
+    assert locator.holds(gone) == (False, "it is still there")
+    guest.xml = head + "</desktop-frame>"
+    guest.fail = True
+    ok, seen = locator.holds(gone)
+    assert not ok and "could not be told" in seen and "did not answer" in seen
+    guest.fail, guest.truncated = False, ["nodes"]
+    ok, seen = locator.holds(gone)
+    assert not ok and "cut short by its nodes limit" in seen
+    guest.truncated = []
+    assert locator.holds(gone)[0]
+
+    class Page:  # a tab whose page DevTools could not read (a navigation, a query that timed out)
+        url = "http://localhost:8080/xcoms?key_pattern=cancelled"
+
+        def __init__(self, error=None, seen=None):
+            self.error, self.seen = error, seen
+
+        def evaluate(self, *_):
+            if self.error:
+                raise RuntimeError(self.error)
+            return self.seen
+
+    other = {"href": "http://localhost:8088/superset/welcome/", "front": False, "box": None, "count": 0}
+    here = {"href": Page.url, "front": True, "box": None, "count": 0}
+    rows = Condition.from_json({"gone": {"css": "td", "text": "completed", "url": "http://localhost:8080/xcoms"}})
+    pages = [Page(seen=other), Page(error="Execution context was destroyed")]
+    locator._pages = lambda: pages
+    try:
+        ok, seen = locator.holds(rows)
+        assert not ok and "Execution context was destroyed" in seen
+        pages[1] = Page(seen=here)  # read, and the row is not there
+        assert locator.holds(rows)[0]
+        pages[1] = Page(error="Target closed")  # a tab of another site that cannot be read does not matter
+        pages[1].url = "http://localhost:3000/"
+        assert locator.holds(rows)[0]
+    finally:
+        locator.close()
