@@ -11,6 +11,11 @@ from desktop_env.tasks.solution import (Condition, GuiStep, Target, chord_keys, 
                                         solution_items)
 
 
+#: The opening tag of an accessibility tree as the in-VM server writes it (its namespaces).
+TREE_HEAD = ('<desktop-frame xmlns:st="https://accessibility.ubuntu.example.org/ns/state" '
+             'xmlns:cp="https://accessibility.ubuntu.example.org/ns/component">')
+
+
 def _task(solution, tags=("gui",)):
     return TaskSpec.from_json({"id": "t", "instruction": "x", "tags": list(tags),
                                "evaluator": {"func": "infeasible"}, "solution": solution})
@@ -170,8 +175,7 @@ def test_a11y_targets_match_the_showing_elements_of_the_tree():
     from desktop_env.agents.a11y import parse_elements
     from desktop_env.envs.locate import _a11y_matches
 
-    xml = ('<desktop-frame xmlns:st="https://accessibility.ubuntu.example.org/ns/state" '
-           'xmlns:cp="https://accessibility.ubuntu.example.org/ns/component">'
+    xml = (TREE_HEAD +
            '<push-button name="Save" st:showing="true" st:visible="true" cp:screencoord="(10, 20)" cp:size="(80, 30)"/>'
            '<push-button name="Save As" st:showing="true" st:visible="true" cp:screencoord="(100, 20)" '
            'cp:size="(80, 30)"/>'
@@ -197,8 +201,7 @@ def test_a_failed_look_says_when_the_servers_walk_was_cut_short():
     from the screen: the locator's reason says so, or a slow walk reads as a wrong target."""
     from desktop_env.envs.locate import Locator
 
-    xml = ('<desktop-frame xmlns:st="https://accessibility.ubuntu.example.org/ns/state" '
-           'xmlns:cp="https://accessibility.ubuntu.example.org/ns/component">'
+    xml = (TREE_HEAD +
            '<push-button name="Save" st:showing="true" st:visible="true" cp:screencoord="(10, 20)" cp:size="(80, 30)"/>'
            '</desktop-frame>')
 
@@ -221,13 +224,11 @@ def test_a_failed_look_says_when_the_servers_walk_was_cut_short():
 def test_a_wait_for_a_target_to_go_away_needs_a_look_that_read_the_screen():
     """Only a look that read the tab's page (or the whole tree) and did not find the target proves it went
     away: a page DevTools could not read, a tree that could not be read or whose walk was cut short, says
-    nothing (under load an unread page once let a wait for a filtered list pass while the list still showed
-    the rows it waited to lose)."""
+    nothing, so a wait for it to go away goes on looking."""
     from desktop_env.envs.locate import Locator
     from desktop_env.tasks.solution import Condition
 
-    head = ('<desktop-frame xmlns:st="https://accessibility.ubuntu.example.org/ns/state" '
-            'xmlns:cp="https://accessibility.ubuntu.example.org/ns/component">')
+    head = TREE_HEAD
     dialog = ('<dialog name="Find and Replace" st:showing="true" st:visible="true" cp:screencoord="(0, 0)" '
               'cp:size="(400, 300)"/>')
 
