@@ -228,13 +228,12 @@ def test_a_wait_for_a_target_to_go_away_needs_a_look_that_read_the_screen():
     from desktop_env.envs.locate import Locator
     from desktop_env.tasks.solution import Condition
 
-    head = TREE_HEAD
     dialog = ('<dialog name="Find and Replace" st:showing="true" st:visible="true" cp:screencoord="(0, 0)" '
               'cp:size="(400, 300)"/>')
 
     class Guest:
         def __init__(self):
-            self.xml, self.truncated, self.fail = head + dialog + "</desktop-frame>", [], False
+            self.xml, self.truncated, self.fail = TREE_HEAD + dialog + "</desktop-frame>", [], False
 
         def accessibility_tree_with_stats(self, **_):
             if self.fail:
@@ -245,7 +244,7 @@ def test_a_wait_for_a_target_to_go_away_needs_a_look_that_read_the_screen():
     locator = Locator(controller=guest, cdp_url=None, screen=(1920, 1080))
     gone = Condition.from_json({"gone": {"role": "dialog", "name": "Find and Replace"}})
     assert locator.holds(gone) == (False, "it is still there")
-    guest.xml = head + "</desktop-frame>"
+    guest.xml = TREE_HEAD + "</desktop-frame>"
     guest.fail = True
     ok, seen = locator.holds(gone)
     assert not ok and "could not be told" in seen and "did not answer" in seen
