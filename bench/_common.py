@@ -1,6 +1,7 @@
-"""Shared helpers of the benchmark scripts: running main, timing statistics and table printing."""
+"""Shared helpers of the benchmark scripts: running main, the ``--plan`` mode, timing statistics and tables."""
 from __future__ import annotations
 
+import argparse
 import signal
 import statistics
 import time
@@ -16,6 +17,27 @@ def run_main(main: Callable[[], int | None]) -> NoReturn:
 
     signal.signal(signal.SIGTERM, _exit)
     raise SystemExit(main())
+
+
+def add_plan_flag(parser: argparse.ArgumentParser) -> None:
+    """The ``--plan`` flag every bench script has: parse the arguments, print what would run, start no VM."""
+    parser.add_argument("--plan", action="store_true",
+                        help="print what this run would measure (image, states, counts) and exit; no VM starts")
+
+
+def plan_image(ref: str) -> tuple[object | None, str, str]:
+    """``(image or None, profile, one line)`` for ``--image REF`` in a plan: the built image when the cache
+    has it, else the profile it names and the command that builds it (a plan never builds or boots)."""
+    from desktop_env.errors import DesktopEnvError
+    from desktop_env.image.current import resolve
+
+    profile = ref.rsplit("/", 1)[-1].split("-")[0]
+    try:
+        image = resolve(ref)
+    except DesktopEnvError:
+        return None, profile, (f"image {ref}: not built in this cache (a run would stop here; build it with: "
+                               f"desktop-env image build --profile {profile})")
+    return image, image.profile, f"image {image.name} (profile {image.profile}, {image.meta['ready_state']['accel']})"
 
 
 def timed(fn, *args, **kwargs) -> tuple[float, object]:

@@ -1,7 +1,8 @@
 """The real work of each warm state's tool, shared by bench/warm_reset.py and the warm-state VM tests.
 
 ``do_work(name, vm, guest)`` returns once the tool has done it (see bench/warm_reset.py) and raises
-RuntimeError when it cannot.
+RuntimeError when it cannot. :data:`WORK` says what the work of each state is; every warm state an image
+profile declares is either in it or in :data:`NO_WORK` with the reason it has none (a host test checks).
 """
 from __future__ import annotations
 
@@ -49,6 +50,38 @@ while True:
     if state in DONE: print(state); break
     if state == "failed" or time.time() > deadline: raise SystemExit("run " + state)
     time.sleep(1)
+'''
+
+#: Guest-side Python: the finished run of shop_etl a state holds, read through the REST API as the tasks that
+#: start there read it (its task instances); argv[1] is the run's state (success or failed), argv[2] the task
+#: instance that must have ended in that state.
+AIRFLOW_RUN_READ_WORK = r'''
+import json, sys, time, urllib.error, urllib.parse, urllib.request
+WANT, TASK = sys.argv[1], sys.argv[2]
+B = "http://127.0.0.1:8080"
+deadline = time.time() + 900
+def call(method, path, body=None, token=None):
+    h = {"Content-Type": "application/json"}
+    if token: h["Authorization"] = "Bearer " + token
+    req = urllib.request.Request(B + path, method=method, headers=h, data=None if body is None else json.dumps(body).encode())
+    with urllib.request.urlopen(req, timeout=120) as r:
+        return json.load(r)
+def retried(what, fn):
+    while True:
+        try:
+            return fn()
+        except (OSError, ValueError) as exc:
+            if time.time() > deadline: raise SystemExit(what + ": " + repr(exc))
+            print(what + " failed, again:", repr(exc), file=sys.stderr)
+            time.sleep(2)
+token = retried("signing in", lambda: call("POST", "/auth/token", {"username": "admin", "password": "admin"})["access_token"])
+runs = retried("listing runs", lambda: call("GET", "/api/v2/dags/shop_etl/dagRuns?limit=100&state=" + WANT, None, token))["dag_runs"]
+if not runs: raise SystemExit("no " + WANT + " run of shop_etl")
+run_id = urllib.parse.quote(runs[-1]["dag_run_id"], safe="")
+tis = retried("reading its task instances", lambda: call("GET", "/api/v2/dags/shop_etl/dagRuns/" + run_id + "/taskInstances", None, token))["task_instances"]
+states = {ti["task_id"]: ti["state"] for ti in tis}
+if states.get(TASK) != WANT: raise SystemExit("task instances of the " + WANT + " run: " + json.dumps(states))
+print(states)
 '''
 
 DAGSTER_WORK = r'''
@@ -182,19 +215,39 @@ def _chromium_work(vm) -> None:
     raise RuntimeError("the page never loaded")
 
 
+#: What each warm state's work is (bench/warm_reset.py's table; the ``finish`` flag of :func:`do_work` waits for
+#: a triggered run to succeed, where there is one): state name -> (one line for the plan, the function).
+WORK = {
+    "airflow": ("a run of shop_etl triggered through the REST API is running",
+                lambda vm, guest, finish: _guest_python(guest, AIRFLOW_WORK, args=["finish"] if finish else [])),
+    "airflow-etl-done": ("the successful run of shop_etl read through the REST API (its task instances)",
+                         lambda vm, guest, finish: _guest_python(guest, AIRFLOW_RUN_READ_WORK,
+                                                                 args=["success", "write_summary"])),
+    "airflow-etl-failed": ("the failed run of shop_etl read through the REST API (count_orders failed)",
+                           lambda vm, guest, finish: _guest_python(guest, AIRFLOW_RUN_READ_WORK,
+                                                                   args=["failed", "count_orders"])),
+    "dagster": ("a run of revenue_job launched through GraphQL has started",
+                lambda vm, guest, finish: _guest_python(guest, DAGSTER_WORK, args=["finish"] if finish else [])),
+    "superset": ("a chart data query answers through /api/v1/chart/data",
+                 lambda vm, guest, finish: _guest_python(guest, SUPERSET_WORK)),
+    "jupyter": ("a cell runs in a new kernel of the running JupyterLab server",
+                lambda vm, guest, finish: _guest_python(guest, JUPYTER_WORK, python="/opt/venvs/jupyter/bin/python",
+                                                        stdlib_only=False)),
+    "calc": ("a workbook opened after the reset shows its window", lambda vm, guest, finish: _calc_work(guest)),
+    "chromium": ("a page opened over DevTools has loaded", lambda vm, guest, finish: _chromium_work(vm)),
+}
+
+#: Warm states skipped on purpose by bench/warm_reset.py, each with the reason (none today).
+NO_WORK: dict[str, str] = {}
+
+
 def do_work(name: str, vm, guest, finish: bool = False) -> None:
-    """The state's real work (see bench/warm_reset.py); with ``finish``, a triggered run must also succeed."""
-    if name == "airflow":
-        _guest_python(guest, AIRFLOW_WORK, args=["finish"] if finish else [])
-    elif name == "dagster":
-        _guest_python(guest, DAGSTER_WORK, args=["finish"] if finish else [])
-    elif name == "superset":
-        _guest_python(guest, SUPERSET_WORK)
-    elif name == "jupyter":
-        _guest_python(guest, JUPYTER_WORK, python="/opt/venvs/jupyter/bin/python", stdlib_only=False)
-    elif name == "calc":
-        _calc_work(guest)
-    elif name == "chromium":
-        _chromium_work(vm)
-    else:
-        raise SystemExit(f"no work defined for state {name!r}")
+    """The state's real work (see :data:`WORK`); with ``finish``, a triggered run must also succeed.
+
+    Raises:
+        KeyError: the state has no work defined (``NO_WORK`` or a new state).
+        RuntimeError: the work failed.
+    """
+    if name not in WORK:
+        raise KeyError(f"no work defined for state {name!r}" + (f": {NO_WORK[name]}" if name in NO_WORK else ""))
+    WORK[name][1](vm, guest, finish)

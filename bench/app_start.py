@@ -16,7 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import print_table, run_main, summary  # noqa: E402
+from _common import add_plan_flag, plan_image, print_table, run_main, summary  # noqa: E402
 from desktop_env.controllers.python import PythonController  # noqa: E402
 from desktop_env.image.store import resolve_image  # noqa: E402
 from desktop_env.providers.qemu.provider import QemuProvider  # noqa: E402
@@ -38,11 +38,18 @@ def main() -> int:
     parser.add_argument("--image", default="data")
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--tools", default=",".join(TOOLS), help="comma-separated subset of " + ", ".join(TOOLS))
+    add_plan_flag(parser)
     args = parser.parse_args()
     tools = [t.strip() for t in args.tools.split(",") if t.strip()]
     unknown = [t for t in tools if t not in TOOLS]
     if unknown:
         parser.error(f"unknown tools {unknown}; known: {', '.join(TOOLS)}")
+    if args.plan:
+        print(plan_image(args.image)[2])
+        print(f"{args.runs} run(s) of each, from init_state:")
+        for tool in tools:
+            print(f"  {tool}: `{TOOLS[tool][0]}` (limit {TOOLS[tool][1]} s)")
+        return 0
     image = resolve_image(args.image)
     print(f"image {image.name} ({image.meta['memory_mb']} MiB, {image.meta['cpus']} vCPUs, "
           f"{image.meta['ready_state']['accel']})")

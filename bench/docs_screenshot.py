@@ -13,14 +13,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from desktop_env.controllers.python import PythonController  # noqa: E402
 from desktop_env.providers.qemu.provider import QemuProvider  # noqa: E402
-from _common import run_main  # noqa: E402
+from _common import add_plan_flag, plan_image, run_main  # noqa: E402
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--image", default="base")
     parser.add_argument("--out", default="docs/screenshots/base-desktop.png")
+    add_plan_flag(parser)
     args = parser.parse_args()
+    if args.plan:
+        print(plan_image(args.image)[2])
+        print(f"opens Calc (sales.csv), a terminal and Chromium, then writes the screenshot to {args.out}")
+        return 0
     with QemuProvider(image=args.image) as vm:
         guest = PythonController(vm.server.host, vm.server.port, token=vm.token)
         guest.upload_file(b"region,sales\nnorth,120\nsouth,95\neast,143\nwest,88\n", "/home/user/Documents/sales.csv")

@@ -13,7 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import print_table, run_main, summary  # noqa: E402
+from _common import add_plan_flag, plan_image, print_table, run_main, summary  # noqa: E402
 from desktop_env.image.store import resolve_image  # noqa: E402
 from desktop_env.providers.libvirt import LibvirtProvider  # noqa: E402
 
@@ -25,7 +25,13 @@ def main() -> None:
     p.add_argument("--starts", type=int, default=2)
     p.add_argument("--reverts", type=int, default=5)
     p.add_argument("--shots", type=int, default=20)
+    add_plan_flag(p)
     args = p.parse_args()
+    if args.plan:
+        print(plan_image(args.image)[2])
+        print(f"libvirt at {args.uri}: {args.starts} start(s); on the first, {args.reverts} revert(s) and "
+              f"{args.shots} screenshot(s)")
+        return 0
     image = resolve_image(args.image)
     starts, reverts, shots = [], [], []
     for i in range(args.starts):

@@ -25,7 +25,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from _common import run_main  # noqa: E402
+from _common import add_plan_flag, plan_image, run_main  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -128,7 +128,13 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="reset + steps rounds per environment (default 3)")
     parser.add_argument("--steps", type=int, default=10, help="steps per round (default 10)")
     parser.add_argument("--seed", type=int, default=0)
+    add_plan_flag(parser)
     args = parser.parse_args()
+    if args.plan:
+        print(plan_image(args.image)[2])
+        for n in args.n:
+            print(f"N={n}: {n} environment(s), {args.rounds} round(s) of reset + {args.steps} steps each")
+        return 0
     os.environ.setdefault("DESKTOP_ENV_RUNTIME_DIR", tempfile.mkdtemp(prefix="desktop-env-parallel-"))
     from desktop_env.image.store import resolve_image
 

@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import requests  # noqa: E402
 
-from _common import print_table, run_main, summary  # noqa: E402
+from _common import add_plan_flag, plan_image, print_table, run_main, summary  # noqa: E402
 from desktop_env.image.recipe import Recipe  # noqa: E402
 from desktop_env.image.store import resolve_image  # noqa: E402
 from desktop_env.paths import runtime_dir  # noqa: E402
@@ -64,7 +64,12 @@ def main() -> int:
     parser.add_argument("--image", default="base")
     parser.add_argument("--boots", type=int, default=2)
     parser.add_argument("--reverts", type=int, default=10)
+    add_plan_flag(parser)
     args = parser.parse_args()
+    if args.plan:
+        print(plan_image(args.image)[2])
+        print(f"{args.boots} cold boot(s) to the desktop, then {args.reverts} revert(s) to init_state")
+        return 0
     image = resolve_image(args.image)
     accel = image.meta["ready_state"]["accel"]
     print(f"image {image.name} ({image.meta['screen']}, {image.meta['memory_mb']} MiB, {accel})")

@@ -20,7 +20,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from _common import run_main  # noqa: E402
+from _common import add_plan_flag, plan_image, run_main  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -158,7 +158,13 @@ def main() -> int:
     parser.add_argument("--parallel-cycles", type=int, default=100, help="cycles on each of --envs at once (0 skips)")
     parser.add_argument("--envs", type=int, default=2, help="environments of the parallel phase")
     parser.add_argument("--report-every", type=int, default=50, help="print host figures every N cycles")
+    add_plan_flag(parser)
     args = parser.parse_args()
+    if args.plan:
+        print(plan_image(args.image)[2])
+        print(f"{args.cycles} cycle(s) on one environment, then {args.parallel_cycles} cycle(s) on each of "
+              f"{args.envs} at once; host figures every {args.report_every} cycles")
+        return 0
     os.environ.setdefault("DESKTOP_ENV_RUNTIME_DIR", tempfile.mkdtemp(prefix="desktop-env-soak-"))
     from desktop_env.image.store import resolve_image
 

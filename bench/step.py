@@ -13,7 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import print_table, run_main, summary  # noqa: E402
+from _common import add_plan_flag, plan_image, print_table, run_main, summary  # noqa: E402
 from desktop_env.controllers.python import PythonController  # noqa: E402
 from desktop_env.providers.qemu.provider import QemuProvider  # noqa: E402
 
@@ -24,7 +24,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--image", default="base")
     parser.add_argument("--n", type=int, default=20, help="samples per measurement")
+    add_plan_flag(parser)
     args = parser.parse_args()
+    if args.plan:
+        print(plan_image(args.image)[2])
+        print(f"{args.n} samples each: a click through the persistent executor and through a new process, a "
+              "trivial command, a host-side and an in-guest screenshot")
+        return 0
     with QemuProvider(image=args.image) as vm:
         guest = PythonController(vm.server.host, vm.server.port, token=vm.token)
         w, h = vm.image.screen

@@ -13,7 +13,7 @@ robustness check: the reference solutions hold on a loaded host).
 
 Usage: python bench/verify_under_load.py --suite evaluation_examples/test_smoke.json [--passes 3]
        [--num_envs 2] [--stress 2] [--path_to_vm base] [--out DIR]
-       [--sample 10 --seed 1 --interface gui --oracle-only]
+       [--sample 10 --seed 1 --interface gui --oracle-only] [--plan]
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from desktop_env.verify import MODELS, verify  # noqa: E402
-from _common import run_main  # noqa: E402
+from _common import add_plan_flag, plan_image, run_main  # noqa: E402
 
 
 def sample_suite(suite: Path, n: int, seed: int, profile: str, interface: str | None = None) -> dict[str, list[str]]:
@@ -81,8 +81,21 @@ def main() -> int:
                         help="sample only tasks with this interface tag")
     parser.add_argument("--oracle-only", action="store_true",
                         help="replay the oracle alone; a pass succeeds when every replay scores 1.0")
+    add_plan_flag(parser)
     args = parser.parse_args()
     suite = Path(args.suite).resolve()
+    models = ("oracle",) if args.oracle_only else MODELS
+    if args.plan:
+        from desktop_env.tasks import load_index
+
+        _image, profile, line = plan_image(args.path_to_vm or "base")
+        picked = (sample_suite(suite, args.sample, args.seed, profile, args.interface) if args.sample
+                  else load_index(suite))
+        print(line)
+        print(f"{args.passes} pass(es) of {sum(map(len, picked.values()))} task(s) of {suite.name} "
+              f"({', '.join(f'{d} {len(v)}' for d, v in picked.items())}), models {', '.join(models)}, "
+              f"{args.num_envs} environment(s), {args.stress} stress-ng CPU worker(s)")
+        return 0
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="verify-load-"))
     out.mkdir(parents=True, exist_ok=True)
     examples_base = suite.parent
@@ -105,7 +118,6 @@ def main() -> int:
         print(f"sample of {sum(map(len, picked.values()))} tasks ({', '.join(f'{d} {len(v)}' for d, v in picked.items())})"
               f" written to {sample}", flush=True)
         suite = sample
-    models = ("oracle",) if args.oracle_only else MODELS
     if args.stress and shutil.which("stress-ng") is None:
         print("error: stress-ng is missing: apt-get install stress-ng", file=sys.stderr)
         return 2
