@@ -33,7 +33,9 @@ class DesktopEnv(gym.Env):
     task's setup steps and returns the first observation. ``step(action)`` runs one action (pyautogui code or a computer_13 dict,
     or WAIT/DONE/FAIL) and returns ``(obs, reward, terminated, truncated, info)``: DONE
     and FAIL terminate and score the task (reward = score); reaching ``max_steps``
-    truncates and scores the state reached. An invalid action never raises: its error
+    truncates and scores the state reached. The step that scores also gives why in
+    ``info["reason"]`` (``{"kind", "text", "metric"}``: e.g. ``value_mismatch``, "Sheet1!B3:
+    expected 5, got 4"; kinds in docs/tasks.md). An invalid action never raises: its error
     is in ``info["error"]`` and ``obs["error"]``. When the in-VM server does not answer,
     ``step`` probes its health check (bounded) and says so in ``info["error"]``
     (``info["server_healthy"]`` is False); ``reset`` recovers by reverting. When the VM
@@ -115,7 +117,7 @@ class DesktopEnv(gym.Env):
         self._steps = 0
         self._last_action = None
         self._actions: list = []
-        self._evaluated: float | None = None
+        self._evaluated = None  # the Verdict of this episode, once scored
         self._work = Path(tempfile.mkdtemp(prefix="desktop-env-episode-"))
 
     # -- lifecycle ------------------------------------------------------------------
@@ -256,8 +258,12 @@ class DesktopEnv(gym.Env):
         info["action_s"] = time.monotonic() - t0
         truncated = not terminated and self._steps >= self.max_steps
         if terminated or truncated:
-            reward = self.evaluate()
+            verdict = self.evaluate()
+            reward = float(verdict)
             info["score"] = reward
+            reason = getattr(verdict, "reason", None)
+            if reason is not None:
+                info["reason"] = reason.to_json()
         if error:
             info["error"] = error
         obs = self._observe(error)
@@ -306,15 +312,20 @@ class DesktopEnv(gym.Env):
         return {"returncode": reply.get("returncode"), "output": reply.get("output"), "error": reply.get("error"),
                 "timed_out": False}
 
-    def evaluate(self) -> float:
-        """Score the current state against the task's evaluator (0.0 without a task)."""
-        if self.task is None:
-            return 0.0
-        if self._evaluated is not None:
-            return self._evaluated
-        from desktop_env.evaluators.evaluator import evaluate
+    def evaluate(self):
+        """Score the current state against the task's evaluator, once per episode (later calls give the same).
 
-        self._evaluated = float(evaluate(self.task, self._context(), self._last_action))
+        Returns:
+            a :class:`~desktop_env.evaluators.evaluator.Verdict`: the score in [0, 1], a float, with
+            ``.reason`` (why; also in ``info["reason"]`` of the step that ended the episode).
+        """
+        from desktop_env.evaluators.evaluator import Verdict, evaluate
+        from desktop_env.evaluators.reasons import UNEXPLAINED, Reason
+
+        if self.task is None:
+            return Verdict(0.0, Reason(UNEXPLAINED, "no task was given to reset(), so there is nothing to score"))
+        if self._evaluated is None:
+            self._evaluated = evaluate(self.task, self._context(), self._last_action)
         return self._evaluated
 
     def server_healthy(self, timeout_s: float = 10.0) -> bool:
