@@ -142,6 +142,22 @@ class EvaluatorError(DesktopEnvError):
         super().__init__(f"{where} raised {type(cause).__name__}: {cause}")
 
 
+class AgentError(DesktopEnvError):
+    """The agent's own code raised (in ``reset`` or ``predict``): the agent's failure, not the task's.
+
+    The harness records the attempt as ``agent_error``: final, scored 0 and counted in the success rate.
+
+    Attributes:
+        where: what the agent was doing (``predict``, ``reset``).
+        traceback_tail: the last lines of the traceback.
+    """
+
+    def __init__(self, where: str, cause: BaseException, traceback_tail: str = ""):
+        self.where = where
+        self.traceback_tail = traceback_tail
+        super().__init__(f"the agent's {where} raised {type(cause).__name__}: {cause}")
+
+
 class SolutionStepFailed(TaskConfigError):
     """A step of a task's reference solution failed (non-zero exit, an action error, a time limit).
 

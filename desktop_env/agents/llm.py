@@ -23,6 +23,12 @@ log = logging.getLogger(__name__)
 
 #: HTTP statuses worth another try: timeouts, conflicts, rate limits, server errors.
 RETRY_STATUSES = frozenset({408, 409, 429}) | frozenset(range(500, 600))
+#: Statuses that refuse the caller for good (the key, the account's rights, the model's name): no request will do.
+REFUSED_STATUSES = frozenset({401, 402, 403, 404})
+#: What a model API failure is, for the harness (docs/agents.md, "When the model API fails").
+TRANSIENT, REFUSED, REJECTED = "transient", "refused", "rejected"
+#: The longest wait a Retry-After header may ask for before the next attempt (seconds).
+MAX_RETRY_AFTER_S = 300.0
 
 
 class ModelAPIError(DesktopEnvError):
@@ -31,11 +37,18 @@ class ModelAPIError(DesktopEnvError):
     Attributes:
         status: the HTTP status of the last answer (None when there was no answer).
         retryable: whether the failure was of a kind that is retried (rate limit, 5xx, connection).
+        kind: ``transient`` (retryable: rate limit, 5xx, timeout, no connection), ``refused`` (the key,
+            rights or model name are refused: 401, 402, 403, 404; the run stops) or ``rejected`` (this
+            request was refused for its content or size, e.g. a context too long: the agent's failure).
+        retry_after_s: the wait the server asked for (its Retry-After header), if any.
     """
 
-    def __init__(self, message: str, status: int | None = None, retryable: bool = False):
+    def __init__(self, message: str, status: int | None = None, retryable: bool = False,
+                 retry_after_s: float | None = None):
         self.status = status
         self.retryable = retryable
+        self.retry_after_s = retry_after_s
+        self.kind = TRANSIENT if retryable else REFUSED if status in REFUSED_STATUSES or status is None else REJECTED
         super().__init__(message)
 
 
@@ -153,10 +166,33 @@ def sdk_call(sdk, client, model: str, create: Callable, kwargs: dict):
     try:
         return create(**kwargs)
     except sdk.APIStatusError as exc:
+        headers = getattr(getattr(exc, "response", None), "headers", None) or {}
         raise ModelAPIError(f"{model} at {client.base_url}: {exc}", exc.status_code,
-                            exc.status_code in RETRY_STATUSES) from exc
+                            exc.status_code in RETRY_STATUSES, retry_after(headers.get("retry-after"))) from exc
     except sdk.APIConnectionError as exc:
         raise ModelAPIError(f"{model} at {client.base_url} unreachable: {exc}", None, True) from exc
+
+
+def retry_after(value: str | None) -> float | None:
+    """Seconds a Retry-After header value asks to wait (delta-seconds or an HTTP date), None when absent or unreadable."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    import email.utils
+
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def default_key_env(model: str) -> str:
+    """The environment variable a model's API key is read from without ``--api_key_env``."""
+    return "ANTHROPIC_API_KEY" if model.startswith("claude") else "OPENAI_API_KEY"
 
 
 def sampling_kwargs(create: Callable, kwargs: dict, **params: Any) -> dict:
@@ -181,7 +217,8 @@ def call_with_backoff(call: Callable[[], Completion], attempts: int = 5, base_s:
     """Run ``call``, retrying retryable :class:`ModelAPIError`s with exponential backoff.
 
     The wait before retry ``i`` (0-based) is ``min(max_s, base_s * 2**i)`` times a jitter
-    in [0.5, 1.0]; at most ``attempts`` calls are made.
+    in [0.5, 1.0], or longer when the server's Retry-After asks for more (up to
+    :data:`MAX_RETRY_AFTER_S`); at most ``attempts`` calls are made.
 
     Raises:
         ModelAPIError: a non-retryable failure at once, or the last retryable one.
@@ -192,9 +229,12 @@ def call_with_backoff(call: Callable[[], Completion], attempts: int = 5, base_s:
         except ModelAPIError as exc:
             if not exc.retryable or i == attempts - 1:
                 if exc.retryable:
-                    raise ModelAPIError(f"{exc} (gave up after {attempts} attempts)", exc.status, True) from exc
+                    raise ModelAPIError(f"{exc} (gave up after {attempts} attempts)", exc.status, True,
+                                        exc.retry_after_s) from exc
                 raise
             delay = min(max_s, base_s * 2 ** i) * (0.5 + random.random() / 2)
+            if exc.retry_after_s is not None:
+                delay = max(delay, min(MAX_RETRY_AFTER_S, exc.retry_after_s))
             log.warning("model API call failed (%s); retry %d/%d in %.1f s", exc, i + 1, attempts - 1, delay)
             sleep(delay)
     raise AssertionError("unreachable")
@@ -210,9 +250,8 @@ def make_client(model: str, base_url: str | None = None, api_key_env: str | None
     Raises:
         ModelAPIError: no key and no base_url (the message names the variable to set).
     """
-    anthropic_model = model.startswith("claude")
-    key = api_key_for(model, base_url, api_key_env, "ANTHROPIC_API_KEY" if anthropic_model else "OPENAI_API_KEY")
-    cls = AnthropicChatClient if anthropic_model else OpenAIChatClient
+    key = api_key_for(model, base_url, api_key_env, default_key_env(model))
+    cls = AnthropicChatClient if model.startswith("claude") else OpenAIChatClient
     return cls(model, api_key=key, base_url=base_url)
 
 

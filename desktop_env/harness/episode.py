@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 from desktop_env.harness.gui_replay import run_gui_step
-from desktop_env.harness.layout import RECORDING_FILE, RESULT_FILE, TRAJECTORY_FILE, now_iso
-from desktop_env.harness.status import TaskTimeout
+from desktop_env.harness.layout import RECORDING_FILE, RESULT_FILE, TRAJECTORY_FILE, now_iso, write_atomic
+from desktop_env.harness.status import TaskTimeout, infra_errors
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +74,44 @@ def step_failure(info: dict) -> str | None:
     return None
 
 
+def call_agent(what: str, fn, *args):
+    """``fn(*args)``, a call into the agent's own code; what it raises is the agent's (:class:`AgentError`),
+    except a time limit, an interrupt, a model API error and an infrastructure failure under it, which
+    the harness classifies itself (docs/agents.md, "Errors and statuses").
+
+    Raises:
+        AgentError: the agent's code raised anything else.
+    """
+    import traceback
+
+    from desktop_env.errors import AgentError
+
+    try:
+        return fn(*args)
+    except (TaskTimeout, KeyboardInterrupt):
+        raise
+    except infra_errors():  # includes ModelAPIError
+        raise
+    except Exception as exc:
+        tail = "".join(traceback.format_exc().splitlines(keepends=True)[-25:])
+        raise AgentError(what, exc, tail) from exc
+
+
+def _note_score(path: Path, score: float, reason: dict | None) -> None:
+    """Add the score and its reason to the last line of a trajectory scored after its loop (the step that
+    ended the episode did not score it: the agent stopped giving actions, or the oracle's last step)."""
+    lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+    if not lines:
+        return
+    try:
+        last = json.loads(lines[-1])
+    except ValueError:
+        return
+    info = last.get("info") if isinstance(last.get("info"), dict) else {}
+    last["info"] = {**info, "score": score, **({"reason": reason} if reason else {})}
+    write_atomic(path, "\n".join(lines[:-1] + [json.dumps(last, ensure_ascii=False)]) + "\n")
+
+
 def run_episode(env, agent, task, args, folder: Path, deadline: float) -> dict:
     """Run one episode into ``folder`` (trajectory and screenshots); returns score, steps and how it ended.
 
@@ -82,8 +120,13 @@ def run_episode(env, agent, task, args, folder: Path, deadline: float) -> dict:
             ``rag``/``rag_topk``/``cache_dir``).
         deadline: ``time.monotonic()`` past which the attempt stops.
 
+    Returns:
+        ``{"score", "reason", "steps", "last_type", "last_parse_error"}``; ``reason`` is the score's
+        reason as JSON (``{"kind", "text", "metric"}``; see :mod:`desktop_env.evaluators.reasons`).
+
     Raises:
         TaskTimeout: past ``deadline``.
+        AgentError: the agent's own code raised.
         SolutionStepFailed: a step of the reference solution failed (the task is broken).
         DesktopEnvError and others: from the environment (the caller classifies them).
     """
@@ -94,12 +137,12 @@ def run_episode(env, agent, task, args, folder: Path, deadline: float) -> dict:
                   folder / RECORDING_FILE]:
         stale.unlink(missing_ok=True)
     obs, _info = env.reset(options={"task_config": task})
-    agent.reset(task, env)
+    call_agent("reset", agent.reset, task, env)
     if args.record:
         env.start_recording(folder / RECORDING_FILE)
     stamp = lambda: datetime.datetime.now().strftime("%Y%m%d@%H%M%S%f")  # noqa: E731
     (folder / f"step_0_{stamp()}.png").write_bytes(env.screenshot_png())
-    step, done, score = 0, False, None
+    step, done, score, reason = 0, False, None, None
     last_type, last_parse_error = None, False
     replays_solution = bool(getattr(agent, "replays_solution", False))
     max_steps = args.max_steps
@@ -132,7 +175,7 @@ def run_episode(env, agent, task, args, folder: Path, deadline: float) -> dict:
 
         while not done and step < max_steps:
             check_time()
-            response, actions = agent.predict(instruction, obs)
+            response, actions = call_agent("predict", agent.predict, instruction, obs)
             turn = agent.last_turn
             if not actions:
                 step += 1
@@ -163,7 +206,7 @@ def run_episode(env, agent, task, args, folder: Path, deadline: float) -> dict:
                                              path=str(task.path) if task.path else task.id,
                                              field=f"solution[{index}]")
                 if terminated or truncated:
-                    done, score = True, float(reward)
+                    done, score, reason = True, float(reward), info.get("reason")
                     break
                 check_time()
                 if step >= max_steps:
@@ -174,5 +217,9 @@ def run_episode(env, agent, task, args, folder: Path, deadline: float) -> dict:
         except Exception:  # a failed encoder must not cost the score
             log.exception("ending the recording")
     if score is None:
-        score = float(env.evaluate())
-    return {"score": score, "steps": step, "last_type": last_type, "last_parse_error": last_parse_error}
+        verdict = env.evaluate()
+        score = float(verdict)
+        reason = verdict.reason.to_json() if getattr(verdict, "reason", None) is not None else None
+        _note_score(folder / TRAJECTORY_FILE, score, reason)
+    return {"score": score, "reason": reason, "steps": step, "last_type": last_type,
+            "last_parse_error": last_parse_error}

@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from desktop_env.harness.episode import run_episode
-from desktop_env.harness.layout import (RESULT_FILE, STATUS_FILE, count_steps, model_dir, now_iso, read_status,
-                                        task_dir, write_atomic, write_json_atomic)
-from desktop_env.harness.status import HOST_ERRNOS, TaskTimeout, classify, infra_errors
+from desktop_env.harness.layout import (RESULT_FILE, STATUS_FILE, count_steps, model_dir, now_iso, task_dir,
+                                        write_atomic, write_json_atomic)
+from desktop_env.harness.status import (HOST_ERRNOS, Status, TaskTimeout, UnreadableStatus, classify, infra_errors,
+                                        read_status)
 
 log = logging.getLogger(__name__)
 
@@ -80,9 +81,14 @@ def plan_jobs(args) -> Plan:
                     plan.needing_account += 1
             except TaskConfigError:
                 pass  # the worker records it as task_error
+            feasible = None if meta.get("task") is None else not meta["task"].infeasible
             for trial in range(1, args.trials + 1):
                 folder = job_folder(args, domain, task_id, trial)
-                status = read_status(folder)
+                try:
+                    status = read_status(folder, feasible)
+                except UnreadableStatus as exc:
+                    log.warning("%s: the task runs again", exc)
+                    status = None
                 base = {"domain": domain, "task_id": task_id, "trial": trial, **meta}
                 if status is not None:
                     plan.records[(domain, task_id, trial)] = {**{k: v for k, v in base.items() if k != "task"},
@@ -125,17 +131,19 @@ def run_job(job: dict, args, agent, env_box: list, new_env) -> dict:
     ``env_box[0]`` is the worker's environment, made with ``new_env()`` when missing and dropped
     (closed) after a failure that may have left the VM in a bad state. The attempt's time limit
     is ``args.task_timeout``, enforced by SIGALRM (the worker turns it into :class:`TaskTimeout`).
+    When the model API refuses the run's key for good, the returned status also holds ``stop_run``:
+    the message the whole run stops with (not written to status.json; the task stays to be rerun).
     """
-    from desktop_env.agents.llm import ModelAPIError
-    from desktop_env.errors import EvaluatorError, TaskConfigError
+    from desktop_env.agents.llm import REFUSED, REJECTED, ModelAPIError
+    from desktop_env.errors import AgentError, EvaluatorError, TaskConfigError
     from desktop_env.tasks import load_task
 
     folder = Path(job["folder"])
     folder.mkdir(parents=True, exist_ok=True)
     status = {"task_id": job["task_id"], "domain": job["domain"], "model": args.model, "trial": job["trial"],
               "action_space": args.action_space, "observation_type": args.observation_type,
-              "status": "infra_error", "final": False, "score": None, "steps": 0, "duration_s": 0.0,
-              "attempts": 0, "error": None, "started": now_iso(), "finished": None,
+              "status": Status.INFRA_ERROR.value, "final": False, "score": None, "reason": None, "steps": 0,
+              "duration_s": 0.0, "attempts": 0, "error": None, "started": now_iso(), "finished": None,
               "tags": job.get("tags", []), "related_apps": job.get("related_apps", [])}
     t0 = time.monotonic()
     infra = infra_errors()
@@ -151,6 +159,10 @@ def run_job(job: dict, args, agent, env_box: list, new_env) -> dict:
     def stop_alarm():
         signal.setitimer(signal.ITIMER_REAL, 0)
 
+    def ended(outcome: Status, **fields):
+        stop_alarm()
+        status.update(status=outcome.value, final=outcome.final, steps=count_steps(folder), **fields)
+
     try:
         task = job.get("task") or load_task(job["path"])  # a task that did not load in the plan raises here
         status["tags"], status["related_apps"] = list(task.tags), list(task.related_apps)
@@ -165,60 +177,65 @@ def run_job(job: dict, args, agent, env_box: list, new_env) -> dict:
                 signal.setitimer(signal.ITIMER_REAL, args.task_timeout)
                 episode = run_episode(env_box[0], agent, task, args, folder, deadline)
                 stop_alarm()
-                status.update(score=episode["score"], steps=episode["steps"], final=True, error=None,
-                              status=classify(episode["score"], episode["last_type"], episode["last_parse_error"],
-                                              feasible))
+                outcome = classify(episode["score"], episode["last_type"], episode["last_parse_error"], feasible)
+                status.update(score=episode["score"], reason=episode.get("reason"), steps=episode["steps"],
+                              final=True, error=None, status=outcome.value)
                 break
             except TaskTimeout as exc:
-                stop_alarm()
-                status.update(status="timeout", final=True, score=0.0, error=str(exc), steps=count_steps(folder))
+                ended(Status.TIMEOUT, score=0.0, error=str(exc))
                 log.error("task %s: %s", job["task_id"], exc)
                 close_env()  # the VM may be mid-action: start the next task on a fresh one
                 break
+            except AgentError as exc:
+                # the agent's own code raised: its failure, scored 0 and counted in the success rate
+                ended(Status.AGENT_ERROR, score=0.0, error=str(exc), traceback=exc.traceback_tail)
+                log.error("task %s: the agent failed:\n%s", job["task_id"], exc.traceback_tail)
+                break
             except TaskConfigError as exc:
-                stop_alarm()
-                status.update(status="task_error", final=True, error=f"{type(exc).__name__}: {exc}",
-                              steps=count_steps(folder))
+                ended(Status.TASK_ERROR, error=f"{type(exc).__name__}: {exc}")
                 log.error("task %s is broken: %s", job["task_id"], exc)
                 break
             except EvaluatorError as exc:
                 # a grader bug: no score, so it never looks like the agent's failure
-                stop_alarm()
-                status.update(status="evaluator_error", final=True, score=None, error=str(exc),
-                              traceback=exc.traceback_tail, steps=count_steps(folder))
+                ended(Status.EVALUATOR_ERROR, score=None, error=str(exc), traceback=exc.traceback_tail)
                 log.error("task %s: the evaluator failed (not scored): %s\n%s", job["task_id"], exc,
                           exc.traceback_tail)
                 break
+            except ModelAPIError as exc:
+                if exc.kind == REJECTED:  # this request's content or size: the agent's failure
+                    ended(Status.AGENT_ERROR, score=0.0, error=f"the model API rejected the request: {exc}")
+                    log.error("task %s: the model API rejected the agent's request: %s", job["task_id"], exc)
+                    break
+                ended(Status.INFRA_ERROR, score=None, error=f"{type(exc).__name__}: {exc}")
+                if exc.kind == REFUSED:  # no request will do: stop the whole run, rerun it once fixed
+                    status["stop_run"] = refused_message(args, exc)
+                    log.error("task %s: %s", job["task_id"], status["stop_run"])
+                    break
+                log.error("task %s attempt %d: the model API failed after its retries: %s", job["task_id"],
+                          attempt + 1, exc)  # the VM is fine when only the model API failed
             except infra as exc:
-                stop_alarm()
-                status.update(status="infra_error", final=False, score=None, error=f"{type(exc).__name__}: {exc}",
-                              steps=count_steps(folder))
+                ended(Status.INFRA_ERROR, score=None, error=f"{type(exc).__name__}: {exc}")
                 log.error("task %s attempt %d: infrastructure failure:\n%s", job["task_id"], attempt + 1,
                           traceback.format_exc())
-                if not isinstance(exc, ModelAPIError):  # the VM is fine when only the model API failed
-                    close_env()
+                close_env()
             except OSError as exc:
                 if exc.errno not in HOST_ERRNOS:
                     raise
                 # The host's disk is full or read-only: not the task's fault; a rerun retries it.
-                stop_alarm()
-                status.update(status="infra_error", final=False, score=None, error=f"host: {exc}",
-                              steps=count_steps(folder))
+                ended(Status.INFRA_ERROR, score=None, error=f"host: {exc}")
                 log.error("task %s: host failure, not retried now: %s", job["task_id"], exc)
                 break
             except Exception as exc:  # a setup step or evaluator that cannot work: the task is broken
-                stop_alarm()
-                status.update(status="task_error", final=True, error=_task_error_text(exc, task),
-                              steps=count_steps(folder))
+                ended(Status.TASK_ERROR, error=_task_error_text(exc, task))
                 log.error("task %s failed:\n%s", job["task_id"], traceback.format_exc())
                 break
     except TaskConfigError as exc:
-        status.update(status="task_error", final=True, error=f"{type(exc).__name__}: {exc}")
+        status.update(status=Status.TASK_ERROR.value, final=True, error=f"{type(exc).__name__}: {exc}")
         log.error("task %s cannot run: %s", job["task_id"], exc)
     except KeyboardInterrupt:
         stop_alarm()
-        status.update(status="infra_error", final=False, score=None, error="interrupted; rerun to complete",
-                      steps=count_steps(folder))
+        status.update(status=Status.INFRA_ERROR.value, final=False, score=None,
+                      error="interrupted; rerun to complete", steps=count_steps(folder))
         raise
     finally:
         status["duration_s"] = round(time.monotonic() - t0, 2)
@@ -226,12 +243,23 @@ def run_job(job: dict, args, agent, env_box: list, new_env) -> dict:
         try:
             if status["final"] and status["score"] is not None:
                 write_atomic(folder / RESULT_FILE, f"{status['score']}\n")
-            write_json_atomic(folder / STATUS_FILE, status)
+            write_json_atomic(folder / STATUS_FILE, {k: v for k, v in status.items() if k != "stop_run"})
         except OSError as exc:  # e.g. the results disk is full: nothing half-written counts as done
             (folder / RESULT_FILE).unlink(missing_ok=True)
             log.error("task %s: could not write its results in %s: %s", job["task_id"], folder, exc)
-            status.update(status="infra_error", final=False, score=None, error=f"results not written: {exc}")
+            status.update(status=Status.INFRA_ERROR.value, final=False, score=None,
+                          error=f"results not written: {exc}")
     return status
+
+
+def refused_message(args, exc) -> str:
+    """The one message a run stops with when the model API refuses its key, rights or model name."""
+    from desktop_env.agents.llm import default_key_env
+
+    env_name = getattr(args, "api_key_env", None) or default_key_env(args.model)
+    return (f"the model API refused the run ({exc.status or 'no answer'}): {exc}. No task can run: check the key in "
+            f"{env_name} (export {env_name}=...), or name another variable with --api_key_env, and that it may use "
+            f"the model {args.model!r}; then rerun the same command to resume")
 
 
 def _task_error_text(exc: Exception, task) -> str:

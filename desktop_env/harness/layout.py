@@ -4,7 +4,8 @@
 trial, ``.../<task_id>/trial_<k>/``) holds ``traj.jsonl``, ``step_<n>_<stamp>.png``, ``result.txt`` (the
 score, only for a scored final status), ``status.json``, ``runtime.log`` and ``recording.mp4``; the
 model folder holds ``manifest.json`` and ``summary.json`` (COMPAT section 1). The harness writes it;
-``desktop-env tasks verify`` and the report read it through these functions.
+``desktop-env tasks verify`` and the report read it through these functions, and a folder's status through
+:func:`desktop_env.harness.status.read_status`.
 """
 from __future__ import annotations
 
@@ -57,25 +58,3 @@ def count_steps(folder: Path) -> int:
     """Lines of the folder's trajectory (0 when it has none)."""
     traj = Path(folder) / TRAJECTORY_FILE
     return sum(1 for line in traj.read_text().splitlines() if line.strip()) if traj.exists() else 0
-
-
-def read_status(folder: Path) -> dict | None:
-    """The folder's status.json; for a legacy folder with only a non-empty result.txt, a final
-    status derived from the score; None when the task has not run (or status.json is unreadable)."""
-    folder = Path(folder)
-    try:
-        return json.loads((folder / STATUS_FILE).read_text())
-    except FileNotFoundError:
-        pass
-    except (OSError, ValueError) as exc:
-        log.warning("%s/%s is unreadable (%s): the task runs again", folder, STATUS_FILE, exc)
-        return None
-    result = folder / RESULT_FILE
-    if result.exists() and result.read_text().strip():
-        try:
-            score = float(result.read_text())
-        except ValueError:
-            return None
-        return {"status": "success" if score >= 1.0 else "wrong_result", "final": True, "score": score,
-                "steps": count_steps(folder), "duration_s": None, "legacy": True}
-    return None

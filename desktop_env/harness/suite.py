@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Callable
 
 from desktop_env.harness.jobs import model_folder, plan_jobs, split_by_image
-from desktop_env.harness.layout import SUMMARY_FILE, now_iso, read_status, write_json_atomic
+from desktop_env.harness.layout import SUMMARY_FILE, now_iso, write_json_atomic
+from desktop_env.harness.status import UnreadableStatus, read_status
 from desktop_env.harness.summary import earlier_image, format_summary, image_key, image_state, summarize, write_manifest
 from desktop_env.harness.workers import agent_options, stop_workers, worker
 
@@ -169,6 +170,7 @@ def _run_jobs(args, todo: list[dict], records: dict, report: Report) -> bool:
     for proc in procs:
         proc.start()
     t0, finished, wins = time.monotonic(), 0, 0
+    stopped = None
     try:
         while finished < len(todo):
             try:
@@ -178,6 +180,11 @@ def _run_jobs(args, todo: list[dict], records: dict, report: Report) -> bool:
                     report("error: every worker exited before the queue was done (see the log above)", error=True)
                     break
                 continue
+            if msg["event"] == "stop":
+                report(f"error: {msg['message']}", error=True)
+                stopped = msg["message"]
+                stop_workers(procs)
+                break
             if msg["event"] == "started":
                 trial = f" trial {msg['trial']}" if args.trials > 1 else ""
                 report(f"started {msg['domain']}/{msg['task_id']}{trial}")
@@ -212,7 +219,11 @@ def _run_jobs(args, todo: list[dict], records: dict, report: Report) -> bool:
         signal.signal(signal.SIGTERM, old_term)
     # statuses written by workers that were interrupted after the last message
     for job in todo:
-        status = read_status(Path(job["folder"]))
+        try:
+            status = read_status(Path(job["folder"]))
+        except UnreadableStatus as exc:
+            log.warning("%s", exc)
+            continue
         if status is not None:
             records[(job["domain"], job["task_id"], job["trial"])] = {**{k: v for k, v in job.items() if k != "task"},
                                                                       **status}

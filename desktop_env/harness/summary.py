@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from desktop_env.harness.layout import MANIFEST_FILE, now_iso, write_json_atomic
-from desktop_env.harness.status import UNSCORED_STATUSES
+from desktop_env.harness.status import STATUSES, Status
 
 
 def git_state() -> dict:
@@ -82,8 +82,8 @@ def write_manifest(folder: Path, args, image: dict, started: str, finished: str 
 
 def group_stats(records: list[dict]) -> dict:
     """Mean score, success rate, pass@k, mean steps and time over ``records`` (final runs only)."""
-    scored = [r for r in records
-              if r.get("final") and r.get("status") not in UNSCORED_STATUSES and r.get("score") is not None]
+    scored = [r for r in records if r.get("final") and r.get("status") in STATUSES and Status(r["status"]).scored
+              and r.get("score") is not None]
     by_task: dict = {}
     for r in scored:
         by_task.setdefault((r["domain"], r["task_id"]), []).append(r)
@@ -117,13 +117,22 @@ def summarize(args, records: list[dict], not_run: list[dict], excluded: int,
     def errors(status):
         return [{k: r.get(k) for k in ("domain", "task_id", "trial", "error")} for r in records if r["status"] == status]
 
+    # the agent's failures by reason kind (a timeout, an agent error or a folder from before reasons has none)
+    reasons: dict[str, int] = {}
+    for r in records:
+        if r.get("final") and r["status"] in STATUSES and Status(r["status"]).scored and r["status"] != "success":
+            kind = r["reason"].get("kind") if isinstance(r.get("reason"), dict) else None
+            kind = kind or f"{r['status']} (no reason recorded)"
+            reasons[kind] = reasons.get(kind, 0) + 1
+
     return {"model": args.model, "action_space": args.action_space, "observation_type": args.observation_type,
             "trials": args.trials, "k": args.trials, "overall": group_stats(records),
             "by_domain": {k: group_stats(v) for k, v in sorted(groups["domain"].items())},
             "by_category": {k: group_stats(v) for k, v in sorted(groups["category"].items())},
             "by_guidance": {k: group_stats(v) for k, v in sorted(groups["guidance"].items())},
-            "statuses": counts, "infra_errors": errors("infra_error"), "task_errors": errors("task_error"),
-            "evaluator_errors": errors("evaluator_error"),
+            "statuses": counts, "failure_reasons": dict(sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))),
+            "agent_errors": errors("agent_error"), "infra_errors": errors("infra_error"),
+            "task_errors": errors("task_error"), "evaluator_errors": errors("evaluator_error"),
             "not_run": len(not_run), "excluded_account": excluded,
             "excluded_image": dict(wrong_image or {}), "written": now_iso()}
 
@@ -145,9 +154,12 @@ def format_summary(summary: dict) -> str:
         for name, s in summary[key].items():
             row(f"  {title}: {name}", s)
     lines.append("statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(summary["statuses"].items())))
-    for kind in ("infra_errors", "task_errors", "evaluator_errors"):
+    if summary.get("failure_reasons"):
+        lines.append("failures by reason: " + ", ".join(f"{k} {v}" for k, v in summary["failure_reasons"].items()))
+    for kind, note in (("agent_errors", "counted as failures"), ("infra_errors", "not in the scores"),
+                       ("task_errors", "not in the scores"), ("evaluator_errors", "not in the scores")):
         if summary.get(kind):
-            lines.append(f"{kind.replace('_', ' ')} (not in the scores):")
+            lines.append(f"{kind.replace('_', ' ')} ({note}):")
             lines += [f"  {e['domain']}/{e['task_id']} trial {e['trial']}: {str(e['error'])[:160]}" for e in summary[kind]]
     if summary["not_run"]:
         lines.append(f"not run yet: {summary['not_run']} (rerun the same command to complete)")

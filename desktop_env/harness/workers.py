@@ -34,7 +34,8 @@ def worker(args, jobs, results) -> None:
     """One process, one environment: takes jobs until None; SIGTERM/SIGINT close the VM and exit.
 
     Puts ``{"event": "started", domain, task_id, trial}`` and ``{"event": "finished", "status": ...}``
-    on ``results`` for each job.
+    on ``results`` for each job, and ``{"event": "stop", "message"}`` before it exits when the model
+    API refused the run's key (the parent then stops every worker).
     """
     from desktop_env.agents import create_agent
     from desktop_env.envs import DesktopEnv
@@ -81,7 +82,11 @@ def worker(args, jobs, results) -> None:
             finally:
                 logging.getLogger().removeHandler(handler)
                 handler.close()
+            stop = status.pop("stop_run", None)
             results.put({"event": "finished", "status": status})
+            if stop:  # the model API refuses the run for good: no other job can run either
+                results.put({"event": "stop", "message": stop})
+                return
     except KeyboardInterrupt:
         log.warning("stopping: closing the environment")
     finally:

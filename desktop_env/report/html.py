@@ -91,6 +91,11 @@ def _copy(src: Path, dest: Path) -> None:
         shutil.copy2(src, dest)
 
 
+def _reason_text(result: TaskResult) -> str | None:
+    """The score's reason for a task page: ``kind: text`` (None when the folder has none)."""
+    return None if result.reason is None else f"{result.reason.kind}: {result.reason}"
+
+
 def _action_text(action) -> str:
     return action if isinstance(action, str) else json.dumps(action, ensure_ascii=False)
 
@@ -104,7 +109,7 @@ def write_task_page(result: TaskResult, out_dir: Path) -> Path:
     parts = [f'<p><a href="../index.html">&larr; all tasks</a></p><h1>{_e(result.domain)}/{_e(result.task_id)}</h1>',
              "<table>"]
     facts = [("run", result.run), ("trial", result.trial), ("status", result.status), ("score", result.score),
-             ("steps", result.steps), ("duration (s)", result.duration_s), ("attempts", result.attempts),
+             ("why", _reason_text(result)), ("steps", result.steps), ("duration (s)", result.duration_s), ("attempts", result.attempts),
              ("category", result.category), ("tags", " ".join(result.tags)), ("error", result.error),
              ("results folder", str(result.folder))]
     for name, value in facts:

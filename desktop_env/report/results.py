@@ -11,22 +11,18 @@ from pathlib import Path
 from typing import Any
 
 from desktop_env.errors import DesktopEnvError
-from desktop_env.harness.layout import RESULT_FILE, RUNTIME_LOG, STATUS_FILE, TRAJECTORY_FILE
-from desktop_env.harness.status import STATUSES
+from desktop_env.evaluators.reasons import Reason
+from desktop_env.harness.layout import RESULT_FILE, STATUS_FILE, TRAJECTORY_FILE
+from desktop_env.harness.status import STATUSES, UnreadableStatus, read_status
 from desktop_env.report.actions import action_parts, summarize
 
 logger = logging.getLogger(__name__)
 
 FAILURE_KINDS = STATUSES[1:]
-#: Scores at or above this count as a success when a folder has no status.json.
-SUCCESS_SCORE = 1.0 - 1e-9
 
 _STEP_PNG = re.compile(r"^step_(\d+)_(\d{8}@\d{6}\d*)\.png$")
 _TRIAL = re.compile(r"^trial_(\d+)$")
 _TASK_FILES = (STATUS_FILE, RESULT_FILE, TRAJECTORY_FILE)
-# words in runtime.log that tell why an old-style folder has no result.txt
-_TIMEOUT_WORDS = ("TimeoutError", "exceeded --task_timeout")
-_TASK_ERROR_WORDS = ("cannot run:", "TaskConfigError")
 
 
 class ResultsError(DesktopEnvError):
@@ -57,8 +53,10 @@ class Step:
 class TaskResult:
     """One task attempt (one trial) as the report sees it.
 
-    ``status`` is read from ``status.json`` when the folder has one, else derived from
-    ``result.txt``, the trajectory and ``runtime.log`` (``derived`` is then True).
+    ``status`` is what :func:`desktop_env.harness.status.read_status` says of the folder (the one
+    reader the harness also plans and summarizes with): its ``status.json``, else derived from
+    ``result.txt``, the trajectory and ``runtime.log`` (``derived`` is then True). ``reason`` says why
+    the score is what it is (None in folders written before reasons, and for unscored statuses).
     """
 
     folder: Path
@@ -75,6 +73,7 @@ class TaskResult:
     duration_s: float | None = None
     attempts: int | None = None
     error: str | None = None
+    reason: Reason | None = None
     started: str | None = None
     finished: str | None = None
     tags: list[str] = field(default_factory=list)
@@ -130,14 +129,6 @@ class TaskResult:
         return p if p.is_file() else None
 
 
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ResultsError(f"{path}: malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}; "
-                           "rerun the task or delete the file") from exc
-
-
 def read_trajectory(path: Path) -> list[Step]:
     """Parse ``traj.jsonl``; missing ``action_struct`` is derived from the action itself.
 
@@ -182,49 +173,8 @@ def _stamp_time(stamp: str) -> datetime.datetime | None:
         return None
 
 
-def _derive(result: TaskResult) -> None:
-    """Fill status, score, steps and duration of a folder written without status.json."""
-    folder = result.folder
-    result.derived = True
-    text = (folder / RESULT_FILE).read_text().strip() if (folder / RESULT_FILE).is_file() else ""
-    log_text = (folder / RUNTIME_LOG).read_text(errors="replace") if (folder / RUNTIME_LOG).is_file() else ""
-    result.steps = len(result.trajectory)
-    shots = [(n, _stamp_time(_STEP_PNG.match(p.name).group(2))) for n, p in result.screenshots().items()]
-    times = [t for _, t in shots if t is not None]
-    if len(times) >= 2:
-        result.duration_s = round((max(times) - min(times)).total_seconds(), 3)
-        result.started, result.finished = min(times).isoformat(), max(times).isoformat()
-    if text:
-        try:
-            result.score = float(text)
-        except ValueError:
-            result.status, result.error = "infra_error", f"result.txt holds {text[:40]!r}, not a number"
-            return
-        last = result.trajectory[-1].action_struct.get("type") if result.trajectory else None
-        if result.score >= SUCCESS_SCORE:
-            result.status = "success"
-        elif any(s.parse_error for s in result.trajectory):
-            result.status = "parse_error"
-        elif last == "FAIL":
-            result.status = "agent_fail"
-        else:
-            result.status = "wrong_result"
-        return
-    errors = [ln for ln in log_text.splitlines() if "ERROR" in ln or "Error" in ln or "cannot run" in ln]
-    result.error = errors[-1].strip()[:500] if errors else "no result.txt (the run stopped before scoring)"
-    if any(w in log_text for w in _TIMEOUT_WORDS):
-        result.status = "timeout"
-    elif any(w in log_text for w in _TASK_ERROR_WORDS):
-        result.status = "task_error"
-    else:
-        result.status = "infra_error"
-
-
 def _apply_status(result: TaskResult, status: dict, path: Path) -> None:
-    st = status.get("status")
-    if st not in STATUSES:
-        raise ResultsError(f"{path}: field status is {st!r}; expected one of {', '.join(STATUSES)}")
-    result.status = st
+    result.status = status["status"]
     for name in ("task_id", "domain", "model", "action_space", "observation_type"):
         if isinstance(status.get(name), str) and status[name]:
             setattr(result, name, status[name])
@@ -236,6 +186,7 @@ def _apply_status(result: TaskResult, status: dict, path: Path) -> None:
     result.duration_s = status.get("duration_s")
     result.attempts = status.get("attempts")
     result.error = status.get("error") or None
+    result.reason = Reason.from_json(status.get("reason"))
     result.started, result.finished = status.get("started"), status.get("finished")
     result.tags = list(status.get("tags") or [])
     result.related_apps = list(status.get("related_apps") or [])
@@ -244,10 +195,17 @@ def _apply_status(result: TaskResult, status: dict, path: Path) -> None:
             result.score = float((path.parent / RESULT_FILE).read_text().strip())
         except ValueError:
             pass
+    if status.get("legacy"):  # derived from the files: the times come from the screenshots' names
+        result.derived = True
+        times = [t for p in result.screenshots().values() if (t := _stamp_time(_STEP_PNG.match(p.name).group(2)))]
+        if len(times) >= 2:
+            result.duration_s = round((max(times) - min(times)).total_seconds(), 3)
+            result.started, result.finished = min(times).isoformat(), max(times).isoformat()
 
 
-def load_task_folder(folder: Path, root: Path) -> TaskResult:
-    """Read one task (or trial) folder of the results layout.
+def load_task_folder(folder: Path, root: Path, feasible: bool | None = None) -> TaskResult:
+    """Read one task (or trial) folder of the results layout (``feasible``: whether its task can be done,
+    when the task files say; it only matters to a folder without status.json).
 
     Raises:
         ResultsError: status.json is malformed or names an unknown status.
@@ -262,14 +220,12 @@ def load_task_folder(folder: Path, root: Path) -> TaskResult:
     result = TaskResult(folder=folder, root=root, task_id=task_id, domain=domain, model=model,
                         action_space=action_space, observation_type=observation_type, trial=trial)
     result.trajectory = read_trajectory(folder / TRAJECTORY_FILE)
-    status_path = folder / STATUS_FILE
-    if status_path.is_file():
-        status = _read_json(status_path)
-        if not isinstance(status, dict):
-            raise ResultsError(f"{status_path}: expected a JSON object, got {type(status).__name__}")
-        _apply_status(result, status, status_path)
-    else:
-        _derive(result)
+    try:
+        status = read_status(folder, feasible)
+    except UnreadableStatus as exc:
+        raise ResultsError(str(exc)) from exc
+    if status is not None:
+        _apply_status(result, status, folder / STATUS_FILE)
     return result
 
 
@@ -289,9 +245,10 @@ def find_task_folders(root: Path, exclude: Path | None = None) -> list[Path]:
 
 
 def load_task_metadata(tasks_root: Path) -> dict[str, dict]:
-    """Task id -> {tags, related_apps, instruction} for every task file under ``tasks_root``
-    (a suite root such as ``evaluation_examples`` or any folder of task files)."""
-    from desktop_env.tasks import find_task_files, read_json_file
+    """Task id -> {tags, related_apps, instruction, feasible} for every task file under ``tasks_root``
+    (a suite root such as ``evaluation_examples`` or any folder of task files); ``feasible`` is None for a
+    file that does not load."""
+    from desktop_env.tasks import TaskSpec, find_task_files, read_json_file
 
     meta = {}
     for path in find_task_files(tasks_root):
@@ -301,8 +258,12 @@ def load_task_metadata(tasks_root: Path) -> dict[str, dict]:
             logger.warning("skipping %s: %s", path, exc)
             continue
         if isinstance(data, dict) and isinstance(data.get("id"), str):
+            try:
+                feasible = not TaskSpec.from_json(data, path).infeasible
+            except DesktopEnvError:
+                feasible = None
             meta[data["id"]] = {"tags": data.get("tags") or [], "related_apps": data.get("related_apps") or [],
-                                "instruction": data.get("instruction")}
+                                "instruction": data.get("instruction"), "feasible": feasible}
     return meta
 
 
@@ -329,8 +290,9 @@ def load_results(root: str | os.PathLike, tasks_root: str | os.PathLike | None =
     meta = load_task_metadata(Path(tasks_root)) if tasks_root else {}
     results = []
     for folder in folders:
-        r = load_task_folder(folder, root)
-        m = meta.get(r.task_id)
+        m = meta.get(folder.parent.name if _TRIAL.match(folder.name) else folder.name)
+        r = load_task_folder(folder, root, m["feasible"] if m else None)
+        m = meta.get(r.task_id) or m
         if m:
             r.tags = r.tags or [t for t in m["tags"] if isinstance(t, str)]
             r.related_apps = r.related_apps or list(m["related_apps"])

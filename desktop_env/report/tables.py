@@ -10,8 +10,8 @@ from typing import Callable
 from desktop_env.report.results import FAILURE_KINDS, TaskResult
 
 TASK_COLUMNS = ["run", "model", "action_space", "observation_type", "domain", "task_id", "trial", "category",
-                "guidance", "interface", "status", "score", "steps", "duration_s", "attempts", "failure_kind",
-                "error"]
+                "guidance", "interface", "status", "score", "reason_kind", "reason", "steps", "duration_s", "attempts",
+                "failure_kind", "error"]
 GROUP_COLUMNS = ["run", "{group}", "tasks", "successes", "success_rate", "mean_score", "mean_steps",
                  "mean_duration_s"] + [f"n_{k}" for k in FAILURE_KINDS]
 FAILURE_COLUMNS = ["run", "failure_kind", "count", "share", "example_tasks"]
@@ -29,7 +29,8 @@ def task_rows(results: list[TaskResult]) -> list[dict]:
         rows.append({"run": r.run, "model": r.model, "action_space": r.action_space,
                      "observation_type": r.observation_type, "domain": r.domain, "task_id": r.task_id,
                      "trial": r.trial, "category": r.category, "guidance": r.guidance, "interface": r.interface,
-                     "status": r.status, "score": r.score, "steps": r.steps, "duration_s": r.duration_s,
+                     "status": r.status, "score": r.score, "reason_kind": r.reason.kind if r.reason else "",
+                     "reason": str(r.reason) if r.reason else "", "steps": r.steps, "duration_s": r.duration_s,
                      "attempts": r.attempts, "failure_kind": r.failure_kind, "error": r.error or ""})
     return rows
 

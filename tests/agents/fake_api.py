@@ -10,7 +10,8 @@ class FakeModelAPI:
     """Serves ``POST /v1/chat/completions`` (OpenAI shape) and ``POST /v1/messages`` (Anthropic shape).
 
     ``script`` is a list of replies used in order (the last one repeats): a string is the
-    model's text; ``{"status": 429}`` / ``{"status": 500}`` answers that HTTP error;
+    model's text; ``{"status": 429}`` / ``{"status": 500}`` answers that HTTP error (with ``"headers"``
+    added to the answer and ``"message"`` as the error's message, when given);
     ``{"raw": "..."}`` sends that body as is with status 200; ``{"content": [blocks], "stop_reason": ...}``
     is an Anthropic message with those content blocks (``tool_use`` ones for computer use);
     ``{"output": [items]}`` is an OpenAI Responses API response with those output items. Every
@@ -40,7 +41,9 @@ class FakeModelAPI:
                     reply = api.script[min(len(api.requests) - 1, len(api.script) - 1)]
                 if isinstance(reply, dict) and "status" in reply:
                     self._send(reply["status"], json.dumps({"error": {"type": "rate_limit_error" if reply["status"] == 429
-                                                                       else "api_error", "message": "scripted"}}))
+                                                                       else "api_error",
+                                                              "message": reply.get("message", "scripted")}}),
+                               reply.get("headers"))
                     return
                 if isinstance(reply, dict) and "raw" in reply:
                     self._send(200, reply["raw"])
@@ -73,9 +76,11 @@ class FakeModelAPI:
                     return
                 self._send(200, json.dumps(out))
 
-            def _send(self, status, text):
+            def _send(self, status, text, headers=None):
                 data = text.encode()
                 self.send_response(status)
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()

@@ -144,3 +144,41 @@ def test_missing_key_names_the_variable(monkeypatch):
     monkeypatch.delenv("MY_KEY", raising=False)
     with pytest.raises(ModelAPIError, match="environment variable MY_KEY"):
         create_agent("some-model", api_key_env="MY_KEY")
+
+
+@pytest.mark.parametrize("status,kind", [(401, "refused"), (403, "refused"), (404, "refused"), (400, "rejected"),
+                                         (413, "rejected"), (429, "transient"), (503, "transient")])
+def test_a_failed_request_says_what_kind_of_failure_it_is(obs, monkeypatch, status, kind):
+    """refused: the key, rights or model name (the run stops); rejected: this request's content or size (the
+    agent's failure); transient: retried, then an infrastructure error."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with FakeModelAPI([{"status": status, "message": "prompt is too long: 250000 tokens > 200000 maximum"}]) as api:
+        agent = agent_for(api, api_attempts=2)
+        agent.reset(None)
+        with pytest.raises(ModelAPIError) as err:
+            agent.predict("x", obs)
+    assert err.value.status == status and err.value.kind == kind
+    assert len(api.requests) == (2 if kind == "transient" else 1)
+
+
+def test_the_server_s_retry_after_is_read_and_honoured(obs, monkeypatch):
+    from desktop_env.agents.llm import call_with_backoff, retry_after
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with FakeModelAPI([{"status": 429, "headers": {"Retry-After": "7"}}]) as api:
+        agent = agent_for(api, api_attempts=1)
+        agent.reset(None)
+        with pytest.raises(ModelAPIError) as err:
+            agent.predict("x", obs)
+    assert err.value.retry_after_s == 7.0 and err.value.kind == "transient"
+    waits = []
+    calls = iter([err.value, err.value])
+
+    def call():
+        exc = next(calls, None)
+        if exc is not None:
+            raise exc
+        return "answer"
+    assert call_with_backoff(call, attempts=3, base_s=0.01, sleep=waits.append) == "answer"
+    assert waits and all(w >= 7.0 for w in waits)  # the backoff alone would wait about 0.01-0.02 s
+    assert retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0 and retry_after("soon") is None

@@ -7,6 +7,7 @@ from pathlib import Path, PurePosixPath
 from desktop_env.session import SetupContext
 from desktop_env.configs.steps import script_command
 from desktop_env.errors import GuestServerError, TaskConfigError
+from desktop_env.evaluators.reasons import MISSING_RESULT, explain
 from desktop_env.evaluators.values import GuestText
 from desktop_env.limits import execute_limited
 from desktop_env.registry import GETTERS
@@ -71,8 +72,11 @@ def fetch_vm_file(ctx: SetupContext, vm_path: str, dest: str) -> Path | None:
         data = ctx.controller.get_file(vm_path)
     except (GuestServerError, FileNotFoundError) as exc:
         logger.info("VM file %s could not be fetched (scored as missing): %s", vm_path, exc)
+        explain(MISSING_RESULT, f"the file {vm_path} does not exist in the VM" if getattr(exc, "status", None) == 404
+                else f"the file {vm_path} could not be fetched from the VM: {exc}")
         return None
     if data is None:
+        explain(MISSING_RESULT, f"the file {vm_path} is not in the VM")
         return None
     target = ctx.cache_path(dest)
     target.write_bytes(data)
@@ -99,7 +103,10 @@ def get_vm_file(ctx: SetupContext, path, dest, multi: bool = False, gives=None):
 def get_cache_file(ctx: SetupContext, path: str) -> Path | None:
     """A file an earlier step saved in the session's cache folder (e.g. ``execute``'s ``stdout``)."""
     p = ctx.cache_path(path)
-    return p if p.exists() else None
+    if not p.exists():
+        explain(MISSING_RESULT, f"no file {path} was saved in the session's cache by an earlier step")
+        return None
+    return p
 
 
 @GETTERS.register(host_paths=("src",))
