@@ -35,10 +35,11 @@ def _read_index(path: Path) -> dict[str, list[str]] | None:
 
 def check(path: str | Path, show_warnings: bool = False, as_json: bool = False, out=None) -> int:
     """Load every task under ``path`` (or listed by ``path``, a suite's index file), print what they
-    use and how many are ``gui``, ``cli+gui`` and ``cli``, return the exit status (1 on any load error)."""
+    use and how many are ``gui``, ``cli+gui`` and ``cli``, return the exit status: 1 on any load error,
+    and when ``path`` holds no task at all (a check that passes on nothing would be a false green)."""
     from desktop_env import registry as reg
     from desktop_env.tasks import find_task_files, load_index, load_task, task_file_for
-    from desktop_env.tasks.solution import interface_of, solution_items
+    from desktop_env.tasks.solution import interface_of, needs_gui, solution_items
 
     out = out or sys.stdout
     root = Path(path)
@@ -53,6 +54,7 @@ def check(path: str | Path, show_warnings: bool = False, as_json: bool = False, 
     else:
         files = find_task_files(root)
     tasks, errors, warnings = [], [], []
+    gui = 0
     uses: Counter = Counter()
     interfaces: Counter = Counter()
     per_app: dict[str, Counter] = defaultdict(Counter)
@@ -78,6 +80,7 @@ def check(path: str | Path, show_warnings: bool = False, as_json: bool = False, 
         tasks.append(task)
         warnings.extend(task.warnings)
         interfaces[interface_of(task) or "untagged"] += 1
+        gui += needs_gui(task)
         if task.solution_kind is not None:
             try:
                 solution_items(task)  # the rules of gui and cli+gui solutions
@@ -105,6 +108,13 @@ def check(path: str | Path, show_warnings: bool = False, as_json: bool = False, 
                     errors.append(TaskConfigError(f"task {tid!r} is listed but has no file under {examples / app}",
                                                   path=str(idx), field=f"{app}[{i}]"))
 
+    if not files and not errors:
+        errors.append(TaskConfigError(
+            (f"the index lists no task" if index_file is not None else
+             "no task file found (a task file is a JSON object with 'id', 'instruction' and 'evaluator' or "
+             "'evaluation'; give a task file, a task or app folder, a suite root or its index file)"),
+            path=str(root)))
+
     def status(kind, name):
         table = tables[kind]
         return table.entries[name].status if name in table else "unknown"
@@ -117,7 +127,7 @@ def check(path: str | Path, show_warnings: bool = False, as_json: bool = False, 
             "names": [{"kind": k, "name": n, "uses": c, "status": status(k, n)}
                       for (k, n), c in sorted(uses.items())],
             "apps": {a: dict(c) for a, c in sorted(per_app.items())},
-            "interfaces": dict(sorted(interfaces.items())),
+            "interfaces": dict(sorted(interfaces.items())), "need_gui": gui,
         }, out, indent=1)
         out.write("\n")
         return 1 if errors else 0
@@ -126,8 +136,10 @@ def check(path: str | Path, show_warnings: bool = False, as_json: bool = False, 
     print(f"{len(files)} task file(s) {where} {root}: {len(tasks)} loaded, {len(errors)} error(s)", file=out)
     if tasks:
         order = ("gui", "cli+gui", "cli", "untagged")
+        untagged = (f"; the {interfaces['untagged']} untagged are desktop tasks, as the general suite's are"
+                    if interfaces["untagged"] else "")
         print("interface: " + ", ".join(f"{interfaces[k]} {k}" for k in order if interfaces[k]) +
-              f" ({interfaces['gui'] + interfaces['cli+gui']} of {len(tasks)} need the GUI)", file=out)
+              f" ({gui} of {len(tasks)} need the GUI{untagged})", file=out)
     if uses:
         w = max(len(n) for _, n in uses) + 2
         print(f"\n{'KIND':<16} {'NAME':<{w}} {'USES':>5}  STATUS", file=out)

@@ -97,6 +97,7 @@ class SetupContext:
         ``cache/<task id>/x`` (or ``cache/x``) is ``x`` in this session's cache folder.
 
         Raises:
+            AccountRequired: it is the user's account settings, missing beside its committed template.
             desktop_env.tasks.TaskFileNotFound: it does not exist (the message lists what was tried).
         """
         from desktop_env.tasks import TaskFileNotFound, runtime_cache_part
@@ -108,6 +109,11 @@ class SetupContext:
                 raise TaskFileNotFound(f"file {rel!r} is not in the run-time cache (no earlier step made it)",
                                        [path], path=None if self.task.path is None else str(self.task.path))
             return path
+        template = self.task.settings_template(rel, suite_root=self.suite_root)
+        if template is not None:
+            raise AccountRequired(f"this task needs a real account: fill in {rel} (relative to the suite root or the "
+                                  f"task folder) from its template {template} with your credentials; it is never "
+                                  "committed (see docs/cloud.md)", settings_file=rel, template=str(template))
         return self.task.resolve_path(rel, suite_root=self.suite_root)
 
     def cache_path(self, name: str) -> Path:

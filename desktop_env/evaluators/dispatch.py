@@ -8,6 +8,7 @@ from pathlib import Path, PurePosixPath
 from desktop_env.session import SetupContext
 from desktop_env.evaluators.getters.file import get_vm_file, get_vm_script_output
 from desktop_env.evaluators.metrics import general
+from desktop_env.evaluators.reasons import INFEASIBLE, fail
 from desktop_env.errors import TaskConfigError
 from desktop_env.registry import EVAL_DISPATCH, METRICS
 
@@ -106,4 +107,4 @@ def eval_check_file_existence(task, agent: SetupContext, vm_result: str) -> floa
 @EVAL_DISPATCH.register("infeasible")
 def eval_infeasible(task, agent: SetupContext) -> float:
     """Marker: the evaluator scores 1 only when the agent's last action was FAIL."""
-    return 0.0
+    return fail(INFEASIBLE, "the task is infeasible, and the agent did not answer FAIL")

@@ -95,4 +95,8 @@ def _check_host_paths(task: "TaskSpec", entry, fields: dict, where: str) -> None
         for value, dotted in values_at(fields, spec, where):
             if not isinstance(value, str) or is_remote_url(value) or runtime_cache_part(value) is not None:
                 continue  # URLs are fetched, cache/ files are made during the run
+            if task.settings_template(value) is not None:  # the user's account settings, from its template
+                if value not in task.settings_needed:
+                    task.settings_needed.append(value)
+                continue
             task.resolve_path(value, field_=dotted)

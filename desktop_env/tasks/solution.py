@@ -477,3 +477,10 @@ def interface_of(task) -> str | None:
     from desktop_env.tasks.common import INTERFACES
 
     return next((t for t in task.tags if t in INTERFACES), None)
+
+
+def needs_gui(task) -> bool:
+    """Whether the task needs the desktop's GUI: tagged ``gui`` or ``cli+gui``, or not tagged at all (the
+    general computer-use suite tags no interface, and every one of its tasks is desktop work). Only a task
+    tagged ``cli`` can be done without the GUI."""
+    return interface_of(task) != "cli"

@@ -249,6 +249,9 @@ class TaskSpec:
         suite_root: the folder holding ``evaluation_examples/`` (None when there is none).
         extra: top-level keys this project does not interpret, kept for ``to_json``.
         warnings: problems that did not stop loading.
+        settings_needed: host files the task names that the user fills in from a committed template
+            (``settings/snowflake/settings.json`` beside ``settings.json.template``): account settings, so
+            the task needs an account instead of failing to load.
     """
 
     id: str
@@ -267,6 +270,7 @@ class TaskSpec:
     suite_root: Path | None = None
     extra: dict = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    settings_needed: list[str] = field(default_factory=list)
     validate: bool = field(default=True, repr=False, compare=False)
 
     # ------------------------------------------------------------------ validation
@@ -369,6 +373,18 @@ class TaskSpec:
                 uniq.append(c)
         return uniq
 
+    def settings_template(self, rel: str, suite_root: Path | None = None) -> Path | None:
+        """The committed template of a host file the task names that is missing (``rel + ".template"``), or
+        None: such a file is the user's own account settings, filled in from the template and never shipped."""
+        from desktop_env.paths import repo_root
+
+        if any(c.exists() for c in self.path_candidates(rel, suite_root)):
+            return None
+        candidates = self.path_candidates(rel + ".template", suite_root)
+        if not Path(rel).is_absolute():  # this project ships the templates of the suites' settings files too
+            candidates.append(repo_root() / (rel + ".template"))
+        return next((c for c in candidates if c.is_file()), None)
+
     def resolve_path(self, rel: str, suite_root: Path | None = None, field_: str | None = None) -> Path:
         """Resolve a path the task names: absolute as is, else suite root first, task folder second.
 
@@ -445,8 +461,10 @@ class TaskSpec:
 
     @property
     def needs_account(self) -> bool:
-        """True when the task is tagged ``account`` or uses a name that needs a cloud account."""
-        return ACCOUNT_TAG in self.tags or any(s == "account" for s in self.name_statuses().values())
+        """True when the task is tagged ``account``, uses a name that needs a cloud account, or names a settings
+        file that is filled in from its template (``settings_needed``)."""
+        return (ACCOUNT_TAG in self.tags or bool(self.settings_needed)
+                or any(s == "account" for s in self.name_statuses().values()))
 
     @property
     def app(self) -> str | None:

@@ -100,6 +100,28 @@ def test_resolve_fills_one_date_a_range_and_split_parts():
     assert check_direct_json_object({**got, "doDay": "4"}, {"expected": got}) == 0.0
 
 
+def test_a_relative_date_may_be_a_list_of_templates_as_the_public_getter_takes():
+    """The general suite's flight task (chrome/82bc8d6a in the public fork) lists the date forms it accepts;
+    each is filled in, and check_direct_json_object with expect_in_result takes any of them."""
+    from desktop_env.tasks import TaskSpec
+
+    rules = {"relativeTime": {"from": "next Monday"}, "expect_in_result": True,
+             "expected": {"fromStation": "BOM", "toStation": ["STO", "ARN"],
+                          "time": ["{Year}-{Month0D}-{Day0D}", "{DayD}/{MonthD}/{Year}"]}}
+    task = TaskSpec.from_json({"id": "82bc8d6a-list", "instruction": "On next Monday, look up a flight.", "config": [],
+                               "evaluator": {"func": "check_direct_json_object",
+                                             "result": {"type": "active_tab_url_parse", "parse_keys": ["time"]},
+                                             "expected": {"type": "rule_relativeTime", "rules": rules}}})
+    assert task.evaluator.expecteds[0].type == "rule_relativeTime"  # loads: it was rejected before
+    got = apps.resolve_relative_rules(rules, WED)
+    assert got["expected"]["time"] == ["2024-05-20", "20/5/2024"]
+    url = {"fromStation": "BOM", "toStation": "ARN", "time": "20/5/2024"}
+    assert check_direct_json_object(url, got) == 1.0
+    assert check_direct_json_object({**url, "time": "2024-05-21"}, got) == 0.0
+    with pytest.raises(TaskConfigError, match=r"rules.expected.time"):
+        apps.check_relative_rules({"rules": {**rules, "expected": {"time": []}}})
+
+
 def test_rule_relative_time_counts_from_today_in_the_rules_timezone(tmp_path):
     rules = {"expected": {"time": "{Year}-{Month0D}-{Day0D}"}, "relativeTime": {"from": "tomorrow"},
              "timezone": "Pacific/Kiritimati"}  # UTC+14: often a day ahead of the host

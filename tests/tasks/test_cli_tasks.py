@@ -77,3 +77,36 @@ def test_an_index_file_checks_the_tasks_it_lists(tmp_path):
 def test_missing_path():
     p = run("check", str(GOOD / "nope"))
     assert p.returncode == 2 and "does not exist" in p.stderr
+
+
+def test_a_check_that_finds_no_task_fails(tmp_path):
+    """A check that passes on nothing is a false green: a folder of other files, or a file holding {}."""
+    garbage = tmp_path / "garbage"
+    garbage.mkdir()
+    (garbage / "notes.json").write_text('{"hello": "world"}')
+    (garbage / "data.csv").write_text("a,b\n1,2\n")
+    (garbage / "broken.txt").write_bytes(b"\x00\xff")
+    empty = tmp_path / "empty.json"
+    empty.write_text("{}")
+    for target in (garbage, empty):
+        p = run("check", str(target))
+        assert p.returncode == 1, p.stdout
+        assert "0 loaded, 1 error(s)" in p.stdout and ("no task file found" in p.stdout or "lists no task" in p.stdout)
+        p = run("check", "--json", str(target))
+        assert p.returncode == 1 and json.loads(p.stdout)["tasks"] == 0
+
+
+def test_untagged_task_files_are_counted_as_desktop_tasks(tmp_path):
+    """The general suite tags no interface; every one of its tasks is desktop work (tagged cli ones are not)."""
+    app = tmp_path / "evaluation_examples" / "examples" / "chrome"
+    tasks = {"0a1b2c3d-0000-4000-8000-0000000000a1": [], "0a1b2c3d-0000-4000-8000-0000000000a2": [],
+             "0a1b2c3d-0000-4000-8000-0000000000a3": ["cli"]}
+    for tid, tags in tasks.items():
+        (app / tid).mkdir(parents=True)
+        (app / tid / f"{tid}.json").write_text(json.dumps({
+            "id": tid, "snapshot": "chrome", "instruction": "Open the settings page.", "config": [],
+            "evaluator": {"func": "infeasible"}, "tags": tags}))
+    p = run("check", str(tmp_path))
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "1 cli, 2 untagged (2 of 3 need the GUI; the 2 untagged are desktop tasks" in p.stdout
+    assert json.loads(run("check", "--json", str(tmp_path)).stdout)["need_gui"] == 2

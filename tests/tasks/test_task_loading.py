@@ -235,6 +235,26 @@ class TestPaths:
             load_task(suite("os", bad))
         assert ei.value.field == "config[0].parameters.files[0].url"
 
+    def test_account_settings_copied_into_the_guest_make_an_account_task_not_a_load_error(self, suite):
+        """The public suite's Snowflake tasks copy their settings file into the guest; only its template ships."""
+        from desktop_env.session import AccountRequired, SetupContext
+
+        settings = "evaluation_examples/settings/snowflake/settings.json"
+        task = minimal(config=[{"type": "copyfile_from_host_to_guest",
+                                "parameters": {"src": settings, "dest": "/home/user/settings.json"}}])
+        t = load_task(suite("snowflake", task))
+        assert t.settings_needed == [settings] and t.needs_account
+        with pytest.raises(AccountRequired, match="settings.json.template") as ei:
+            SetupContext(controller=None, task=t, cache_dir=t.path.parent / "cache").resolve(settings)
+        assert ei.value.settings_file == settings
+        # a missing file that has no template is still a broken task, found when it is loaded
+        other = dict(task, id="22222222-2222-4333-8444-555555555555",
+                     config=[{"type": "copyfile_from_host_to_guest",
+                              "parameters": {"src": "evaluation_examples/settings/snowflake/other.json",
+                                             "dest": "/tmp/x"}}])
+        with pytest.raises(TaskFileNotFound):
+            load_task(suite("snowflake", other))
+
     def test_no_suite_root(self, tmp_path):
         p = tmp_path / "task.json"
         p.write_text(json.dumps(minimal(config=[{"type": "upload_file", "parameters": {

@@ -464,9 +464,12 @@ def check_relative_rules(fields: dict) -> None:
     expected = rules.get("expected")
     for _, keys in _date_keys(relative):
         for key in keys:
-            if not isinstance(expected, dict) or not isinstance(expected.get(key), str):
+            template = expected.get(key) if isinstance(expected, dict) else None
+            if not (isinstance(template, str) or (isinstance(template, list) and template
+                                                  and all(isinstance(t, str) for t in template))):
                 raise TaskConfigError(f"rule_relativeTime: rules.expected.{key} must be a date template such as "
-                                      "'{Year}-{Month0D}-{Day0D}'", field=f"rules.expected.{key}")
+                                      "'{Year}-{Month0D}-{Day0D}', or a list of them (any one may match)",
+                                      field=f"rules.expected.{key}")
     _today(rules.get("timezone"))
 
 
@@ -484,7 +487,8 @@ def _today(timezone: Any) -> date:
 def resolve_relative_rules(rules: dict, today: date) -> dict:
     """A copy of ``rules`` whose ``expected`` date templates are filled in with the dates ``relativeTime``
     names, seen from ``today``: ``time`` for one date; ``from`` and ``to`` for a range, or, for a
-    ``... split`` phrase, ``puDay``/``puMonth``/``puYear`` (start) and ``doDay``/``doMonth``/``doYear`` (end)."""
+    ``... split`` phrase, ``puDay``/``puMonth``/``puYear`` (start) and ``doDay``/``doMonth``/``doYear`` (end).
+    A list of templates (the date in any of several forms) gives the list of their dates."""
     out = copy.deepcopy(rules)
     start = None
     for (phrase, keys), field in zip(_date_keys(rules["relativeTime"]), ("from", "to")):
@@ -495,7 +499,9 @@ def resolve_relative_rules(rules: dict, today: date) -> dict:
                                   field=f"rules.relativeTime.{field}") from exc
         start = start or day
         for key in keys:
-            out["expected"][key] = format_day(rules["expected"][key], day)
+            template = rules["expected"][key]
+            out["expected"][key] = ([format_day(t, day) for t in template] if isinstance(template, list)
+                                    else format_day(template, day))
     return out
 
 
