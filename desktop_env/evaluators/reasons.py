@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import re
 from dataclasses import dataclass, replace
 from typing import Any, Iterator
 
@@ -78,7 +79,7 @@ class Reason:
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"unknown reason kind {self.kind!r}; expected one of {', '.join(KINDS)}")
-        text = " ".join(str(self.text).split())
+        text = re.sub(r"\s*[\r\n]+\s*", " ", str(self.text)).strip()  # one line; blanks inside values are kept
         object.__setattr__(self, "text", text if len(text) <= TEXT_CHARS else text[:TEXT_CHARS - 3] + "...")
 
     def __str__(self) -> str:
@@ -142,6 +143,9 @@ def first_failure(noted: list[Reason]) -> Reason | None:
 
 
 def shown(value: Any, limit: int = SHOWN_CHARS) -> str:
-    """``repr`` of a value for a reason, shortened to ``limit`` characters."""
-    text = " ".join(repr(value).split())
+    """``repr`` of a value for a reason, on one line (a string's blanks kept as they are), shortened to ``limit``
+    characters."""
+    text = repr(value)
+    if "\n" in text:  # the repr of a container or frame: its layout is not the value
+        text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit - 3] + "..."

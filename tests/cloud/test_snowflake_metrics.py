@@ -13,7 +13,9 @@ from test_snowflake import SETTINGS, TEXT, SnowflakeState  # noqa: E402  (tests/
 
 from desktop_env.cloud.base import CloudAPIError  # noqa: E402
 from desktop_env.session import AccountRequired  # noqa: E402
+from desktop_env.evaluators.evaluator import judge  # noqa: E402
 from desktop_env.evaluators.metrics.utils import MetricError  # noqa: E402
+from desktop_env.evaluators.reasons import MISSING_RESULT, PASSED, RULE_FAILED, VALUE_MISMATCH  # noqa: E402
 from desktop_env.registry import ACCOUNT, GETTERS, METRICS  # noqa: E402
 from desktop_env.tasks import load_task  # noqa: E402
 
@@ -90,6 +92,24 @@ def test_user_with_another_password_role_or_property_fails(account):
     state.passwords["SNOWSTORM"] = "changed later"
     assert user_created(ctx, SNOWMAN, settings_file=settings) == 0.0
     assert METRICS["is_snowflake_user_created"](None, SNOWMAN, settings_file=settings) == 0.0
+
+
+def test_reasons_name_what_did_not_hold(account):
+    _, ctx = account
+    settings = str(ctx.root / SETTINGS)
+    info = GETTERS["snowflake_user_info"](ctx, username="SNOWMAN")
+    metric = METRICS["is_snowflake_user_created"]
+    v = judge("is_snowflake_user_created", metric, info, SNOWMAN, settings_file=settings)
+    assert v == 1.0 and v.reason.kind == PASSED
+    v = judge("is_snowflake_user_created", metric, info, {**SNOWMAN, "PASSWORD": "guess"}, settings_file=settings)
+    assert (float(v), v.reason.kind) == (0.0, RULE_FAILED)
+    assert "user 'SNOWSTORM' cannot log in with the expected password" in v.reason.text
+    v = judge("is_snowflake_user_created", metric, info, {**SNOWMAN, "LAST_NAME": "Flake"}, settings_file=settings)
+    assert v.reason.kind == VALUE_MISMATCH and "LAST_NAME: expected 'Flake', got 'Storm'" in v.reason.text
+    v = judge("check_snowflake_log_message", METRICS["check_snowflake_log_message"],
+              GETTERS["snowflake_log_message"](ctx, database="DB", table="EVENTS", logger="other", wait_s=0),
+              {"severity": "INFO", "message": "x"})
+    assert v.reason.kind == MISSING_RESULT and "no log record arrived" in v.reason.text
 
 
 def test_user_created_needs_the_settings_only_for_a_password(account, tmp_path):

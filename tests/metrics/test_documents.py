@@ -45,18 +45,53 @@ NAMES = ("compare_docx_files", "compare_docx_files_and_ignore_new_lines", "compa
 
 
 # --------------------------------------------------------------------------- builders
+def docx_file(path: Path, *paragraphs: str, build=None) -> Path:
+    """A docx at ``path`` with those paragraphs, then ``build(doc)``."""
+    d = docx.Document()
+    for text in paragraphs:
+        d.add_paragraph(text)
+    if build is not None:
+        build(d)
+    d.save(path)
+    return path
+
+
+def odt_file(path: Path, *paragraphs, paragraph_background=None) -> Path:
+    """An odt at ``path``: a heading "Title", then the paragraphs; a paragraph is text or a list of
+    (text, background or None)."""
+    doc = OpenDocumentText()
+    styles = {}
+
+    def span_style(color):
+        if color not in styles:
+            st = Style(name=f"T{len(styles) + 1}", family="text")
+            st.addElement(TextProperties(backgroundcolor=color))
+            doc.automaticstyles.addElement(st)
+            styles[color] = st
+        return styles[color]
+    pstyle = None
+    if paragraph_background:
+        pstyle = Style(name="P1", family="paragraph")
+        pstyle.addElement(TextProperties(backgroundcolor=paragraph_background))
+        doc.automaticstyles.addElement(pstyle)
+    doc.text.addElement(H(outlinelevel=1, text="Title"))
+    for para in paragraphs:
+        p = P(stylename=pstyle) if pstyle is not None else P()
+        for text, color in ([(para, None)] if isinstance(para, str) else para):
+            if color is None:
+                p.addText(text)
+            else:
+                p.addElement(Span(stylename=span_style(color), text=text))
+        doc.text.addElement(p)
+    doc.save(str(path))
+    return path
+
+
 @pytest.fixture
 def make_docx(tmp_path):
     """make_docx(name, *paragraphs, build=None) -> path: a docx with those paragraphs, then ``build(doc)``."""
     def make(name, *paragraphs, build=None):
-        d = docx.Document()
-        for text in paragraphs:
-            d.add_paragraph(text)
-        if build is not None:
-            build(d)
-        path = tmp_path / name
-        d.save(path)
-        return path
+        return docx_file(tmp_path / name, *paragraphs, build=build)
     return make
 
 
@@ -64,33 +99,7 @@ def make_docx(tmp_path):
 def make_odt(tmp_path):
     """make_odt(name, *paragraphs) -> path; a paragraph is text or a list of (text, background or None)."""
     def make(name, *paragraphs, paragraph_background=None):
-        doc = OpenDocumentText()
-        styles = {}
-
-        def span_style(color):
-            if color not in styles:
-                st = Style(name=f"T{len(styles) + 1}", family="text")
-                st.addElement(TextProperties(backgroundcolor=color))
-                doc.automaticstyles.addElement(st)
-                styles[color] = st
-            return styles[color]
-        pstyle = None
-        if paragraph_background:
-            pstyle = Style(name="P1", family="paragraph")
-            pstyle.addElement(TextProperties(backgroundcolor=paragraph_background))
-            doc.automaticstyles.addElement(pstyle)
-        doc.text.addElement(H(outlinelevel=1, text="Title"))
-        for para in paragraphs:
-            p = P(stylename=pstyle) if pstyle is not None else P()
-            for text, color in ([(para, None)] if isinstance(para, str) else para):
-                if color is None:
-                    p.addText(text)
-                else:
-                    p.addElement(Span(stylename=span_style(color), text=text))
-            doc.text.addElement(p)
-        path = tmp_path / name
-        doc.save(str(path))
-        return path
+        return odt_file(tmp_path / name, *paragraphs, paragraph_background=paragraph_background)
     return make
 
 

@@ -102,15 +102,16 @@ def test_blank_or_single_colour_image_never_matches_a_chart(tmp_path, gold, colo
     assert compare_images(str(blank), str(blank)) == 1.0  # two blanks of one colour do match
 
 
-def test_twice_the_scale_passes_only_with_resize(tmp_path, gold):
+def test_twice_the_scale_passes_unless_resize_is_off(tmp_path, gold):
     big = chart(tmp_path / "big.png", dpi=200)
-    assert compare_images(big, gold) == 0.0  # sizes differ, resize is off
+    assert compare_images(big, gold, resize=False) == 0.0  # sizes differ and must match
     assert score(big, gold, resize=True) > DEFAULT_THRESHOLD + 0.01
+    assert compare_images(big, gold) == 1.0  # resized by default, as the public suites' graders do
     assert compare_images(big, gold, resize=True) == 1.0
     values = list(SALES)
     values[1] *= 1.10
     big_changed = chart(tmp_path / "big_changed.png", values=values, dpi=200)
-    assert compare_images(big_changed, gold, resize=True) == 0.0
+    assert compare_images(big_changed, gold) == 0.0
 
 
 def test_threshold_out_of_range_is_an_error(gold):
@@ -145,8 +146,8 @@ def test_compare_image_list_takes_a_single_path_on_either_side(tmp_path, gold):
     assert compare_image_list(None, gold) == 0.0
     assert compare_image_list([], []) == 0.0  # nothing to compare is no match
     big = chart(tmp_path / "big.png", dpi=200)
-    assert compare_image_list(big, gold) == 0.0
-    assert compare_image_list(big, gold, resize=True) == 1.0
+    assert compare_image_list(big, gold, resize=False) == 0.0
+    assert compare_image_list(big, gold) == 1.0
 
 
 def test_chart_comparisons_tell_charts_apart(tmp_path):

@@ -34,14 +34,19 @@ def draw_picture(path, fill=(200, 40, 40), mark=(20, 20, 160), fmt="PNG"):
     return path
 
 
+def picture_files(folder):
+    """Paths of pictures in ``folder``: the deck's own, the same saved as JPEG, and another one."""
+    return {
+        "own": draw_picture(folder / "own.png"),
+        "jpeg": draw_picture(folder / "own.jpg", fmt="JPEG"),
+        "other": draw_picture(folder / "other.png", fill=(30, 160, 60), mark=(250, 250, 0)),
+    }
+
+
 @pytest.fixture
 def pictures(tmp_path):
     """Paths of pictures: the deck's own, the same saved as JPEG, and another one."""
-    return {
-        "own": draw_picture(tmp_path / "own.png"),
-        "jpeg": draw_picture(tmp_path / "own.jpg", fmt="JPEG"),
-        "other": draw_picture(tmp_path / "other.png", fill=(30, 160, 60), mark=(250, 250, 0)),
-    }
+    return picture_files(tmp_path)
 
 
 def shape(prs, slide_no: int, name: str):
@@ -59,42 +64,46 @@ def pin(sh):
     return sh
 
 
-@pytest.fixture
-def build(tmp_path, pictures):
-    """build(name, edit=None, picture="own") -> path of a two-slide deck, ``edit(prs)`` applied before saving.
+def deck_file(path, picture, edit=None):
+    """A two-slide deck at ``path`` showing the image file ``picture``, ``edit(prs)`` applied before saving.
 
     Slide 1: title and subtitle on a white background. Slide 2: title "Results", a text box "Body"
     (two formatted paragraphs), a picture "Photo", a 2 x 2 table "Table", speaker notes.
     """
+    prs = Presentation()
+    s1 = prs.slides.add_slide(prs.slide_layouts[0])
+    s1.shapes.title.text = "Quarterly report"
+    s1.placeholders[1].text = "2024"
+    s1.background.fill.solid()
+    s1.background.fill.fore_color.rgb = RGBColor(0xFF, 0xFF, 0xFF)
+    s2 = prs.slides.add_slide(prs.slide_layouts[5])
+    s2.shapes.title.text = "Results"
+    box = s2.shapes.add_textbox(Inches(1), Inches(1.5), Inches(4.5), Inches(2))
+    box.name = "Body"
+    for text, size in (("Revenue grew", 24), ("Costs fell", 18)):
+        para = box.text_frame.paragraphs[0] if text.startswith("Rev") else box.text_frame.add_paragraph()
+        run = para.add_run()
+        run.text = text
+        run.font.name, run.font.size = "Arial", Pt(size)
+        run.font.color.rgb = RGBColor(0x20, 0x20, 0x20)
+    pic = s2.shapes.add_picture(str(picture), Inches(6), Inches(1.5), Inches(2), Inches(1.5))
+    pic.name = "Photo"
+    frame = s2.shapes.add_table(2, 2, Inches(1), Inches(4.5), Inches(4), Inches(1))
+    frame.name = "Table"
+    for (r, c), text in {(0, 0): "Region", (0, 1): "Sales", (1, 0): "East", (1, 1): "10"}.items():
+        frame.table.cell(r, c).text = text
+    s2.notes_slide.notes_text_frame.text = "Mention the margin"
+    if edit is not None:
+        edit(prs)
+    prs.save(path)
+    return path
+
+
+@pytest.fixture
+def build(tmp_path, pictures):
+    """build(name, edit=None, picture="own") -> path of a two-slide deck (:func:`deck_file`)."""
     def make(name, edit=None, picture="own"):
-        prs = Presentation()
-        s1 = prs.slides.add_slide(prs.slide_layouts[0])
-        s1.shapes.title.text = "Quarterly report"
-        s1.placeholders[1].text = "2024"
-        s1.background.fill.solid()
-        s1.background.fill.fore_color.rgb = RGBColor(0xFF, 0xFF, 0xFF)
-        s2 = prs.slides.add_slide(prs.slide_layouts[5])
-        s2.shapes.title.text = "Results"
-        box = s2.shapes.add_textbox(Inches(1), Inches(1.5), Inches(4.5), Inches(2))
-        box.name = "Body"
-        for text, size in (("Revenue grew", 24), ("Costs fell", 18)):
-            para = box.text_frame.paragraphs[0] if text.startswith("Rev") else box.text_frame.add_paragraph()
-            run = para.add_run()
-            run.text = text
-            run.font.name, run.font.size = "Arial", Pt(size)
-            run.font.color.rgb = RGBColor(0x20, 0x20, 0x20)
-        pic = s2.shapes.add_picture(str(pictures[picture]), Inches(6), Inches(1.5), Inches(2), Inches(1.5))
-        pic.name = "Photo"
-        frame = s2.shapes.add_table(2, 2, Inches(1), Inches(4.5), Inches(4), Inches(1))
-        frame.name = "Table"
-        for (r, c), text in {(0, 0): "Region", (0, 1): "Sales", (1, 0): "East", (1, 1): "10"}.items():
-            frame.table.cell(r, c).text = text
-        s2.notes_slide.notes_text_frame.text = "Mention the margin"
-        if edit is not None:
-            edit(prs)
-        path = tmp_path / name
-        prs.save(path)
-        return path
+        return deck_file(tmp_path / name, pictures[picture], edit)
     return make
 
 

@@ -1,24 +1,25 @@
 """Chromium and desktop metrics: tabs, bookmarks, cookies, history, extensions, shortcuts, clipboard, a11y tree."""
 from __future__ import annotations
 
-import ast
 import difflib
 import importlib
-import json
 import logging
+import os
 import re
-import sqlite3
-from contextlib import closing
-from typing import Any, Iterable
-from urllib.parse import urlsplit, urlunsplit
+from typing import Any
 
-from desktop_env.evaluators.metrics.files import string_list
-from desktop_env.evaluators.metrics.utils import (MetricError, OptionError, as_existing_path, expected_value,
-                                                  text_of)
+from desktop_env.evaluators.metrics.browser_parts import (A11Y_NAMESPACES, a11y_tree, bookmark_roots, children,
+                                                          choose_one_each, cookie_of, desktop_key, font_size,
+                                                          gsettings_list, normalize_url, nothing, number,
+                                                          profile_column, url_of, url_set)
+from desktop_env.evaluators.metrics.files import missing_file, string_list
+from desktop_env.evaluators.metrics.utils import (MetricError, OptionError, expected_value, items_difference,
+                                                  text_of, text_tail)
+from desktop_env.evaluators.reasons import (MISSING_RESULT, RULE_FAILED, STRUCTURE_MISMATCH, UNREADABLE_RESULT,
+                                            VALUE_MISMATCH, explain, fail, shown)
 from desktop_env.registry import METRICS
 
 logger = logging.getLogger(__name__)
-CHROMIUM_DEFAULT_FONT_SIZE = 16  # px, when the Preferences file does not set one
 
 
 # --------------------------------------------------------------------------- rules and verdicts
@@ -46,65 +47,34 @@ def _str_list(value: Any, metric: str, key: str) -> list[str]:
     return string_list(value, metric, repr(key))
 
 
-def _number(value: Any) -> float | None:
-    try:
-        return None if isinstance(value, bool) else float(value)
-    except (TypeError, ValueError):
-        return None
-
-
-def _verdict(metric: str, ok: bool, what: str, *args: Any) -> float:
-    """Log why ``metric`` scored what it did (``what % args``) and return the score."""
-    logger.info("%s: " + what + " -> %s", metric, *args, ok)
+def _verdict(metric: str, ok: bool, kind: str, text: str) -> float:
+    """The score of a check that held (``ok``) or not; a failure is logged and explained (``kind``, ``text``)."""
+    if not ok:
+        logger.info("%s: %s", metric, text)
+        explain(kind, text)
     return float(ok)
 
 
-def _json_file(path, what: str) -> Any:
-    """The JSON in ``path``, or None (logged) when it is not readable JSON."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        logger.info("the %s file %s is not readable JSON: %s", what, path, exc)
-        return None
-
-
-def _all_in(metric: str, text: Any, items: list[str], where: str) -> float:
-    """1 when every item occurs in ``text`` (0 when ``text`` is no string)."""
+def _all_in(metric: str, result: Any, text: Any, items: list[str], where: str) -> float:
+    """1 when every item occurs in ``text``, read from ``result`` (0 when ``text`` is no string)."""
     if not isinstance(text, str):
-        return _verdict(metric, False, "no %s in the result", where)
+        return _verdict(metric, False, MISSING_RESULT, nothing(result, f"{where} text"))
     absent = [item for item in items if item not in text]
-    return _verdict(metric, not absent, "not in the %s: %s", where, absent)
+    return _verdict(metric, not absent, RULE_FAILED,
+                    f"the {where} does not contain {shown(absent[0]) if absent else ''} ({len(absent)} of "
+                    f"{len(items)} expected texts missing); {text_tail(text)}")
 
 
 # --------------------------------------------------------------------------- URLs and tabs
-def normalize_url(url: str, drop_query: bool = False) -> str:
-    """``url`` with the scheme (``http`` when absent) and host lower-cased, and a leading ``www.``, the
-    scheme's default port, a trailing ``/`` (and with ``drop_query`` the query) dropped; the fragment is kept."""
-    text = url.strip()
-    if not re.match(r"^([A-Za-z][A-Za-z0-9+.-]*://|(about|data|mailto|javascript|blob|view-source):)", text):
-        text = "http://" + text
-    parts = urlsplit(text)
-    scheme, host = parts.scheme.lower(), parts.netloc.lower()
-    host = host[4:] if host.startswith("www.") else host
-    port = {"http": ":80", "https": ":443"}.get(scheme)
-    host = host[: -len(port)] if port and host.endswith(port) else host
-    return urlunsplit((scheme, host, parts.path.rstrip("/"), "" if drop_query else parts.query, parts.fragment))
-
-
-def _url_of(result: Any) -> str | None:
-    """The URL of a tab: ``{"url": ...}`` (active_tab_info, open_tabs_info) or the URL itself."""
-    url = result.get("url") if isinstance(result, dict) else result
-    return url if isinstance(url, str) and url.strip() else None
-
-
 def _active_tab(result: Any, expected: Any, metric: str, drop_query: bool) -> float:
     rule = _rule(expected, metric, '{"type": "url", "url": "https://..."}', ["url"])
     want = _field(rule, "url", metric, str, "a URL")
-    url = _url_of(result)
+    url = url_of(result)
     if url is None:
-        return _verdict(metric, False, "no tab URL in the result")
-    return _verdict(metric, normalize_url(url, drop_query) == normalize_url(want, drop_query),
-                    "%s vs %s", url, want)
+        return _verdict(metric, False, MISSING_RESULT, f"no tab URL in the result ({shown(result)})")
+    ignoring = " (the query strings ignored)" if drop_query else ""
+    return _verdict(metric, normalize_url(url, drop_query) == normalize_url(want, drop_query), VALUE_MISMATCH,
+                    f"the active tab's URL: expected {shown(want)}, got {shown(url)}{ignoring}")
 
 
 @METRICS.register()
@@ -134,11 +104,12 @@ def is_expected_tabs(result: Any, expected: Any) -> float:
     metric = "is_expected_tabs"
     rule = _rule(expected, metric, '{"type": "url", "urls": ["https://...", ...]}', ["url"])
     want = _str_list(_field(rule, "urls", metric, list, "a list of URLs"), metric, "urls")
-    urls = [_url_of(tab) for tab in result] if isinstance(result, (list, tuple)) else [None]
+    urls = [url_of(tab) for tab in result] if isinstance(result, (list, tuple)) else [None]
     if None in urls:
-        return _verdict(metric, False, "no list of tabs in the result")
-    return _verdict(metric, sorted(map(normalize_url, urls)) == sorted(map(normalize_url, want)),
-                    "open %s, expected %s", urls, want)
+        return _verdict(metric, False, MISSING_RESULT, f"no list of tabs with URLs in the result ({shown(result)})")
+    got, expected_urls = sorted(map(normalize_url, urls)), sorted(map(normalize_url, want))
+    return _verdict(metric, got == expected_urls, VALUE_MISMATCH,
+                    f"the open tabs differ: {items_difference(got, expected_urls)} (open: {shown(urls)})")
 
 
 @METRICS.register()
@@ -155,10 +126,11 @@ def is_expected_search_query(result: Any, expected: Any) -> float:
         regex = re.compile(pattern)
     except re.error as exc:
         raise MetricError(f"{metric}: the pattern {pattern!r} is not a valid regular expression: {exc}") from None
-    url = _url_of(result)
+    url = url_of(result)
     if url is None:
-        return _verdict(metric, False, "no tab URL in the result")
-    return _verdict(metric, regex.search(url) is not None, "%s vs /%s/", url, pattern)
+        return _verdict(metric, False, MISSING_RESULT, f"no tab URL in the result ({shown(result)})")
+    return _verdict(metric, regex.search(url) is not None, RULE_FAILED,
+                    f"the active tab's URL {shown(url)} does not match the pattern {shown(pattern)}")
 
 
 @METRICS.register()
@@ -171,46 +143,10 @@ def is_added_to_steam_cart(result: Any, expected: Any) -> float:
     metric = "is_added_to_steam_cart"
     items = _str_list(_rule(expected, metric, '{"items": ["Game name"]}').get("items"), metric, "items")
     content = result.get("content") if isinstance(result, dict) else text_of(result)
-    return _all_in(metric, content, items, "cart page")
+    return _all_in(metric, result, content, items, "cart page")
 
 
 # --------------------------------------------------------------------------- bookmarks
-def _bookmark_roots(result: Any) -> dict | None:
-    """The ``roots`` of Chromium's Bookmarks file, given as the file, its JSON or the roots themselves."""
-    path = as_existing_path(result)
-    data = result if path is None else _json_file(path, "Bookmarks")
-    if isinstance(data, dict) and isinstance(data.get("roots"), dict):
-        data = data["roots"]
-    return data if isinstance(data, dict) and isinstance(data.get("bookmark_bar"), dict) else None
-
-
-def _children(node: dict, kind: str) -> list[dict]:
-    return [c for c in node.get("children") or [] if isinstance(c, dict) and c.get("type") == kind]
-
-
-def _url_set(urls: Iterable[Any]) -> set[str]:
-    return {normalize_url(u) for u in urls if isinstance(u, str)}
-
-
-def _choose_one_each(groups: list[set[str]], urls: set[str]) -> bool:
-    """Whether one URL can be picked from each group so that the picks are exactly ``urls``: every group
-    holds one of them and a matching (augmenting paths) gives each URL a group of its own."""
-    if any(not g & urls for g in groups):
-        return False
-    owner: dict[int, str] = {}
-
-    def place(url: str, seen: set[int]) -> bool:
-        for i, group in enumerate(groups):
-            if url in group and i not in seen:
-                seen.add(i)
-                if i not in owner or place(owner[i], seen):
-                    owner[i] = url
-                    return True
-        return False
-
-    return all(place(url, set()) for url in urls)
-
-
 @METRICS.register()
 def is_expected_bookmarks(result: Any, expected: Any) -> float:
     """1 when the bookmarks bar holds what the rule says.
@@ -230,76 +166,63 @@ def is_expected_bookmarks(result: Any, expected: Any) -> float:
     if kind == kinds[0]:
         names = _str_list(rule.get("names"), metric, "names")
     elif kind == kinds[1]:
-        want = _url_set(_str_list(rule.get("urls"), metric, "urls"))
+        want = url_set(_str_list(rule.get("urls"), metric, "urls"))
     else:
         names = _str_list(rule.get("names", ["Liked Authors"]), metric, "names")
         entries = rule.get("urls")
         if not isinstance(entries, list):
             raise MetricError(f"{metric}: 'urls' must be a list of URLs or lists of URLs, got {entries!r}")
-        groups = [_url_set(_str_list(e, metric, "urls[]")) for e in entries]
-    roots = _bookmark_roots(result)
+        groups = [url_set(_str_list(e, metric, "urls[]")) for e in entries]
+    roots = bookmark_roots(result)
     if roots is None:
-        return _verdict(metric, False, "no Chromium bookmarks in the result")
+        return _verdict(metric, False, MISSING_RESULT, nothing(result, "Chromium Bookmarks file"))
     bar = roots["bookmark_bar"]
     if kind == kinds[0]:
-        got_names = {f.get("name") for f in _children(bar, "folder")}
-        return _verdict(metric, got_names == set(names), "folders on the bar %s, expected %s", got_names, names)
+        got_names = {f.get("name") for f in children(bar, "folder")}
+        return _verdict(metric, got_names == set(names), VALUE_MISMATCH, f"the folders on the bookmarks bar differ: "
+                        f"{items_difference(sorted(map(str, got_names)), sorted(set(names)))}")
     if kind == kinds[1]:
-        got = _url_set(u.get("url") for u in _children(bar, "url"))
-        return _verdict(metric, got == want, "links on the bar %s, expected %s", sorted(got), sorted(want))
-    folder = next((f for f in _children(bar, "folder") if f.get("name") in names), None)
-    got = _url_set(u.get("url") for u in _children(folder, "url")) if folder is not None else set()
-    return _verdict(metric, folder is not None and _choose_one_each(groups, got), "folder %s holds %s",
-                    folder and folder.get("name"), sorted(got))
+        got = url_set(u.get("url") for u in children(bar, "url"))
+        return _verdict(metric, got == want, VALUE_MISMATCH,
+                        f"the links on the bookmarks bar differ: {items_difference(sorted(got), sorted(want))}")
+    folders = [f.get("name") for f in children(bar, "folder")]
+    folder = next((f for f in children(bar, "folder") if f.get("name") in names), None)
+    if folder is None:
+        return _verdict(metric, False, STRUCTURE_MISMATCH, f"no folder named {' or '.join(map(shown, names))} on "
+                                                          f"the bookmarks bar (folders: {shown(folders)})")
+    got = url_set(u.get("url") for u in children(folder, "url"))
+    return _verdict(metric, choose_one_each(groups, got), VALUE_MISMATCH,
+                    _liked_links_difference(folder.get("name"), groups, got))
+
+
+def _liked_links_difference(name: str, groups: list[set[str]], got: set[str]) -> str:
+    """Why the links ``got`` of the folder ``name`` do not match one per entry of ``groups``, for a reason."""
+    unmatched = next((g for g in groups if not g & got), None)
+    if unmatched is not None:
+        return (f"the bookmarks folder {name!r} has no link to {' or '.join(map(shown, sorted(unmatched)))} "
+                f"(links: {shown(sorted(got))})")
+    return (f"the bookmarks folder {name!r} holds {len(got)} links {shown(sorted(got))}, which do not match the "
+            f"{len(groups)} expected entries one to one")
 
 
 # --------------------------------------------------------------------------- cookies and history
-def _profile_column(result: Any, sql: str, index: int, key: str) -> list[str] | None:
-    """One text column of a Chromium profile database: read with ``sql`` from the SQLite file (a
-    ``Path``), or taken from the rows a getter read (tuples: item ``index``; dicts: ``key``; or strings)."""
-    path = as_existing_path(result)
-    if path is not None:
-        try:
-            with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as con:
-                return [row[0] for row in con.execute(sql) if isinstance(row[0], str)]
-        except sqlite3.Error as exc:
-            logger.info("%s cannot be queried with %r: %s", path, sql, exc)
-            return None
-    if not isinstance(result, (list, tuple)):
-        return None
-    values = [row if isinstance(row, str) else row.get(key) if isinstance(row, dict)
-              else row[index] if isinstance(row, (list, tuple)) and len(row) > index else None for row in result]
-    return values if all(isinstance(v, str) for v in values) else None
-
-
-def _bare_domain(domain: str) -> str:
-    d = domain.strip().lower().lstrip(".")
-    return d[4:] if d.startswith("www.") else d
-
-
-def _cookie_of(host_key: str, domain: str) -> bool:
-    """Whether a cookie stored for ``host_key`` belongs to ``domain``: the same site give or take a
-    leading dot or ``www.``, or a subdomain of a domain written with a leading dot (``.amazon.com``)."""
-    host, want = _bare_domain(host_key), _bare_domain(domain)
-    return host == want or (domain.strip().startswith(".") and host.endswith("." + want))
-
-
 @METRICS.register()
 def is_cookie_deleted(result: Any, expected: Any) -> float:
     """1 when no cookie of the rule's domains is left.
 
     ``result``: Chromium's ``Cookies`` SQLite file (a ``Path``; ``cookies.host_key``) or the rows a getter
     read from it (cookie_data: ``SELECT *`` tuples, item 1 being ``host_key``; dicts; host strings).
-    ``expected``: ``{"type": "domains", "domains": [DOMAIN, ...]}``, matched as :func:`_cookie_of` says.
+    ``expected``: ``{"type": "domains", "domains": [DOMAIN, ...]}``, matched as :func:`cookie_of` says.
     """
     metric = "is_cookie_deleted"
     rule = _rule(expected, metric, '{"type": "domains", "domains": [".example.com"]}', ["domains"])
     domains = _str_list(rule.get("domains"), metric, "domains")
-    hosts = _profile_column(result, "SELECT host_key FROM cookies", 1, "host_key")
+    hosts = profile_column(result, "SELECT host_key FROM cookies", 1, "host_key")
     if hosts is None:
-        return _verdict(metric, False, "no Chromium cookies in the result")
-    left = sorted({h for h in hosts for d in domains if _cookie_of(h, d)})
-    return _verdict(metric, not left, "cookies left for %s", left)
+        return _verdict(metric, False, MISSING_RESULT, nothing(result, "Chromium Cookies database"))
+    left = sorted({h for h in hosts for d in domains if cookie_of(h, d)})
+    return _verdict(metric, not left, RULE_FAILED,
+                    f"cookies are left for {shown(left)}, which the rule's domains {shown(domains)} cover")
 
 
 @METRICS.register()
@@ -313,11 +236,14 @@ def check_history_deleted(result: Any, expected: Any) -> float:
     metric = "check_history_deleted"
     rule = _rule(expected, metric, '{"type": "keywords", "keywords": ["example"]}', ["keywords"])
     keywords = [k.lower() for k in _str_list(rule.get("keywords"), metric, "keywords")]
-    urls = _profile_column(result, "SELECT url FROM urls", 0, "url")
+    urls = profile_column(result, "SELECT url FROM urls", 0, "url")
     if urls is None:
-        return _verdict(metric, False, "no Chromium history in the result")
+        return _verdict(metric, False, MISSING_RESULT, nothing(result, "Chromium History database"))
     left = [u for u in urls if any(k in u.lower() for k in keywords)]
-    return _verdict(metric, not left, "still in the history: %s", left[:10])
+    first = left[0] if left else ""
+    keyword = next((k for k in keywords if k in first.lower()), "")
+    return _verdict(metric, not left, RULE_FAILED, f"the history still holds {shown(first)}, which contains the "
+                                                   f"keyword {shown(keyword)} ({len(left)} such URLs in all)")
 
 
 # --------------------------------------------------------------------------- extensions and settings
@@ -335,8 +261,10 @@ def is_extension_installed(result: Any, expected: Any) -> float:
     needle = _field(rule, "expected", metric, str, "the text to look for")
     text = text_of(result)
     if text is None:
-        return _verdict(metric, False, "no command output in the result")
-    return _verdict(metric, (needle in text) == (rule["type"] == "contain"), "%s %r", rule["type"], needle)
+        return _verdict(metric, False, MISSING_RESULT, missing_file(result, "command output"))
+    contain = rule["type"] == "contain"
+    what = f"does not contain {shown(needle)}" if contain else f"contains {shown(needle)}, which it must not"
+    return _verdict(metric, (needle in text) == contain, RULE_FAILED, f"the output {what}; {text_tail(text)}")
 
 
 @METRICS.register()
@@ -353,23 +281,10 @@ def is_expected_installed_extensions(result: Any, expected: Any) -> float:
     else:
         names = {line.strip() for line in (text_of(result) or "").splitlines() if line.strip()}
     if not names:
-        return _verdict(metric, False, "no installed extensions in the result")
+        return _verdict(metric, False, MISSING_RESULT, nothing(result, "installed extension list"))
     absent = sorted(set(want) - names)
-    return _verdict(metric, not absent, "not installed: %s (installed: %s)", absent, sorted(names))
-
-
-def _font_size(result: Any) -> float | None:
-    """``{"default_font_size": N}`` (chrome_font_size), a number, or the Preferences file (a ``Path``)."""
-    path = as_existing_path(result)
-    if path is not None:
-        prefs = _json_file(path, "Preferences")
-        try:
-            result = prefs["webkit"]["webprefs"].get("default_font_size", CHROMIUM_DEFAULT_FONT_SIZE)
-        except (TypeError, KeyError, AttributeError):  # no such section: the size was never changed
-            result = CHROMIUM_DEFAULT_FONT_SIZE if isinstance(prefs, dict) else None
-    elif isinstance(result, dict):
-        result = result.get("default_font_size")
-    return _number(result)
+    return _verdict(metric, not absent, RULE_FAILED,
+                    f"the extensions {shown(absent)} are not installed (installed: {shown(sorted(names))})")
 
 
 @METRICS.register()
@@ -383,24 +298,21 @@ def check_font_size(result: Any, expected: Any) -> float:
     metric = "check_font_size"
     rule = _rule(expected, metric, '{"type": "value", "value": 20}', ["value", "range"])
     keys = ["value"] if rule["type"] == "value" else ["min", "max"]
-    bounds = [_number(rule.get(k)) for k in keys]
+    bounds = [number(rule.get(k)) for k in keys]
     if None in bounds:
         raise MetricError(f"{metric}: a {rule['type']!r} rule needs the numbers {keys}, got {rule!r}")
-    size = _font_size(result)
+    size = font_size(result)
     if size is None:
-        return _verdict(metric, False, "no font size in the result")
-    ok = size == bounds[0] if len(bounds) == 1 else bounds[0] < size < bounds[1]
-    return _verdict(metric, ok, "font size %s, rule %s", size, rule)
+        what = "Chromium Preferences file" if isinstance(result, os.PathLike) else "default font size"
+        return _verdict(metric, False, MISSING_RESULT, nothing(result, what))
+    if len(bounds) == 1:
+        return _verdict(metric, size == bounds[0], VALUE_MISMATCH,
+                        f"the default font size: expected {bounds[0]:g}, got {size:g}")
+    return _verdict(metric, bounds[0] < size < bounds[1], RULE_FAILED,
+                    f"the default font size {size:g} is not strictly between {bounds[0]:g} and {bounds[1]:g}")
 
 
 # --------------------------------------------------------------------------- desktop
-def _desktop_key(text: str, key: str) -> str | None:
-    """``key``'s value in a ``.desktop`` file's ``[Desktop Entry]`` group (which comes before any other group)."""
-    main = re.split(r"^\s*\[(?!Desktop Entry\]).*\]\s*$", text, maxsplit=1, flags=re.M)[0]
-    found = re.search(rf"^\s*{key}\s*=[ \t]*(.*?)\s*$", main, flags=re.M)
-    return found.group(1) if found else None
-
-
 @METRICS.register()
 def is_shortcut_on_desktop(result: Any, expected: Any) -> float:
     """1 when a shortcut on the desktop has the rule's name (or command).
@@ -416,10 +328,11 @@ def is_shortcut_on_desktop(result: Any, expected: Any) -> float:
     items = list(result.values()) if isinstance(result, dict) else result if isinstance(result, list) else [result]
     texts = [t for t in map(text_of, items) if t is not None]
     if not texts:
-        return _verdict(metric, False, "no desktop shortcut in the result")
+        return _verdict(metric, False, MISSING_RESULT, nothing(result, "desktop shortcut"))
     key = "Name" if rule["type"] == "name" else "Exec"
-    found = [_desktop_key(t, key) for t in texts]
-    return _verdict(metric, want in found, "%s= of the shortcuts %s, expected %r", key, found, want)
+    found = [desktop_key(t, key) for t in texts]
+    return _verdict(metric, want in found, VALUE_MISMATCH,
+                    f"no shortcut on the desktop has {key}={want}; their {key}= values: {shown(found)}")
 
 
 @METRICS.register()
@@ -434,20 +347,7 @@ def is_in_vm_clickboard(result: Any, expected: Any) -> float:
     if isinstance(result, dict) and not isinstance(expected, dict):
         result, expected = expected, result
     want = _str_list(expected_value(_rule(expected, metric, '{"expected": "text"}')), metric, "expected")
-    return _all_in(metric, text_of(result), want, "clipboard")
-
-
-def _gsettings_list(result: Any) -> list[str] | None:
-    """A GSettings string array as ``gsettings get`` prints it (``['a.desktop']``, ``@as []``), or a list."""
-    if isinstance(result, (list, tuple)):
-        return [str(x) for x in result]
-    text = (text_of(result) or "").strip()
-    try:  # literal_eval evaluates literals only: the guest's text cannot run anything
-        value = ast.literal_eval(text[4:] if text.startswith("@as ") else text)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        value = None
-    ok = isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
-    return list(value) if ok else None
+    return _all_in(metric, result, text_of(result), want, "clipboard")
 
 
 @METRICS.register()
@@ -463,23 +363,15 @@ def check_gnome_favorite_apps(result: Any, expected: Any) -> float:
     """
     metric = "check_gnome_favorite_apps"
     want = _str_list(expected_value(_rule(expected, metric, '{"expected": ["a.desktop"]}')), metric, "expected")
-    apps = _gsettings_list(result)
+    apps = gsettings_list(result)
     if apps is None:
-        return _verdict(metric, False, "no GSettings string list in the result")
-    return _verdict(metric, sorted(apps) == sorted(want), "favourites %s, expected %s", apps, want)
+        kind = UNREADABLE_RESULT if (text_of(result) or "").strip() else MISSING_RESULT
+        return _verdict(metric, False, kind, f"no GSettings string list in the result ({shown(result)})")
+    return _verdict(metric, sorted(apps) == sorted(want), VALUE_MISMATCH,
+                    f"the favourite apps differ: {items_difference(sorted(apps), sorted(want))}")
 
 
 # --------------------------------------------------------------------------- accessibility tree
-#: Prefix -> namespace of the accessibility tree's attribute groups, per OS. The in-VM server
-#: (vm_server/a11y.py) writes the "ubuntu" ones; rules use these prefixes in XPath and selectors.
-_A11Y_PATHS = {"st": "state", "attr": "attributes", "cp": "component", "doc": "document", "docattr":
-               "document/attributes", "txt": "text", "val": "value", "act": "action", "class": "class", "role": "role"}
-A11Y_NAMESPACES = {os_: {p: f"https://accessibility.{os_}.example.org/ns/{_A11Y_PATHS[p]}" for p in prefixes.split()}
-                   for os_, prefixes in (("ubuntu", "st attr cp doc docattr txt val act"),
-                                         ("windows", "st attr cp doc docattr txt val act class"),
-                                         ("macos", "st attr cp doc txt val act role"))}
-
-
 def _require(module: str, package: str, metric: str):
     try:
         return importlib.import_module(module)
@@ -533,20 +425,6 @@ def _a11y_query(rule: dict, namespaces: dict, metric: str, index: int):
         raise MetricError(f"{metric}: rule {index}'s selectors {css!r} are not valid: {exc}") from None
 
 
-def _a11y_tree(result: Any, etree):
-    """The parsed tree, or None when the result is missing or not XML."""
-    text = text_of(result.get("AT") if isinstance(result, dict) else result)  # a dict: the server's reply
-    if not text or not text.strip():
-        return None
-    # The XML comes from the guest: never resolve its entities nor fetch anything it names.
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True, load_dtd=False)
-    try:
-        return etree.fromstring(text.encode("utf-8"), parser)
-    except (etree.XMLSyntaxError, ValueError) as exc:
-        logger.info("the accessibility tree is not XML: %s", exc)
-        return None
-
-
 @METRICS.register(check=check_accessibility_tree_options)
 def check_accessibility_tree(result: Any, expected: Any, osname: str = "ubuntu") -> float:
     """Score the accessibility tree against rules that select nodes and check their text.
@@ -567,19 +445,24 @@ def check_accessibility_tree(result: Any, expected: Any, osname: str = "ubuntu")
     rules = _a11y_rules(expected, metric)
     for i, rule in enumerate(rules):  # a bad rule is an error even when there is no tree to score
         _a11y_query(rule, A11Y_NAMESPACES[osname], metric, i)
-    tree = _a11y_tree(result, etree)
+    tree = a11y_tree(result, etree)
     if tree is None:
-        return _verdict(metric, False, "no accessibility tree (XML) in the result")
+        return 0.0
     namespaces = {**A11Y_NAMESPACES[osname], **{p: uri for p, uri in tree.nsmap.items() if p}}
     score = 1.0
+    # the reason of the first rule that scored 0, else of the first that scored below 1 (a fuzzy match)
+    zero: tuple[str, str] | None = None
+    partial: tuple[str, str] | None = None
     for i, rule in enumerate(rules):
+        query = rule.get("xpath", rule.get("selectors"))
         try:
             found = _a11y_query(rule, namespaces, metric, i)(tree)
         except etree.XPathError as exc:
             raise MetricError(f"{metric}: rule {i} cannot be evaluated: {exc}") from None
         nodes = found if isinstance(found, list) else ([found] if found else [])
         if not nodes:
-            return _verdict(metric, False, "rule %d selects nothing: %s", i, rule.get("xpath", rule.get("selectors")))
+            return fail(*(zero or (STRUCTURE_MISMATCH, f"rule {i}: {shown(query)} selects nothing in the "
+                                                       f"accessibility tree")))
         if "text" in rule:
             texts = [(n.text or "") if hasattr(n, "tag") else str(n) for n in nodes]
             if rule.get("exact", True):
@@ -588,5 +471,15 @@ def check_accessibility_tree(result: Any, expected: Any, osname: str = "ubuntu")
                 fuzz = _require("rapidfuzz.fuzz", "rapidfuzz", metric)
                 rule_score = max(fuzz.ratio(t, rule["text"]) / 100.0 for t in texts)
             logger.info("%s: rule %d, texts %s vs %r -> %.3f", metric, i, texts[:5], rule["text"], rule_score)
+            if rule_score < 1.0:
+                match = "" if rule.get("exact", True) else f" (best fuzzy similarity {rule_score:.2f})"
+                why = (VALUE_MISMATCH, f"rule {i}: no node selected by {shown(query)} has the text "
+                                       f"{shown(rule['text'])}{match}; their texts: {shown(texts[:5])}")
+                if rule_score <= 0.0:
+                    zero = zero or why
+                else:
+                    partial = partial or why
             score *= rule_score
+    if score < 1.0:
+        explain(*(zero or partial))
     return score

@@ -8,7 +8,10 @@ from typing import Any
 
 import duckdb
 
+from desktop_env.evaluators.metrics.differences import missing_file, one_line
 from desktop_env.evaluators.metrics.utils import MetricError, OptionError, as_existing_path
+from desktop_env.evaluators.reasons import (MISSING_RESULT, STRUCTURE_MISMATCH, UNREADABLE_RESULT, VALUE_MISMATCH,
+                                            explain, fail, shown)
 from desktop_env.registry import METRICS
 
 logger = logging.getLogger(__name__)
@@ -162,16 +165,22 @@ def _quote(name: str) -> str:
 
 
 def _connect(target: Any, engine: str, schema: str | None, side: str) -> _Db | None:
-    """A connection to one side; None when the target is missing or not a database of that engine."""
+    """A connection to one side; None when the target is missing or not a database of that engine (on the
+    result side, explained)."""
     if engine in ("sqlite3", "duckdb"):
         p = as_existing_path(target)
         if p is None:
+            if side == "result":
+                explain(MISSING_RESULT, missing_file(target, "result database"))
             return None
         if engine == "duckdb":
             try:
                 conn = duckdb.connect(str(p), read_only=True)
             except duckdb.Error as exc:
                 logger.info("not a duckdb database: %s (%s)", p, exc)
+                if side == "result":
+                    explain(UNREADABLE_RESULT, f"the result database {p.name} is not a duckdb database: "
+                                               f"{one_line(exc)}")
                 return None
             errors: tuple = (duckdb.Error,)
         else:
@@ -180,6 +189,7 @@ def _connect(target: Any, engine: str, schema: str | None, side: str) -> _Db | N
             return _Db(conn, engine, schema, side, str(p), errors)
         except _ResultUnreadable as exc:
             logger.info("result database %s is unreadable: %s", p, exc)
+            explain(UNREADABLE_RESULT, f"the result database {p.name} cannot be read as {engine}: {one_line(exc)}")
             conn.close()
             return None
     module, pip_name = _CLIENTS[engine]
@@ -189,6 +199,8 @@ def _connect(target: Any, engine: str, schema: str | None, side: str) -> _Db | N
         raise MetricError(f"check_local_database with db_type={engine!r} needs the Python client "
                           f"{module!r} on the host: pip install '{pip_name}'") from None
     if target is None:
+        if side == "result":
+            explain(MISSING_RESULT, f"no result {engine} database to connect to (the getter gave None)")
         return None
     if not isinstance(target, (str, dict)):
         raise MetricError(f"{engine} target must be a DSN string or a dict of connection arguments")
@@ -198,6 +210,7 @@ def _connect(target: Any, engine: str, schema: str | None, side: str) -> _Db | N
         if side == "expected":
             raise MetricError(f"check_local_database: cannot connect to the expected database: {exc}") from exc
         logger.info("cannot connect to the result database: %s", exc)
+        explain(MISSING_RESULT, f"cannot connect to the result {engine} database: {one_line(exc)}")
         return None
     if engine == "postgresql":
         conn.autocommit = True  # a failed read must not leave the session in an aborted transaction
@@ -230,27 +243,72 @@ def _compare(res: _Db, exp: _Db, types: set[str], table_targets, view_targets, o
         raise MetricError(f"check_local_database: schema {exp.schema!r} is not in the expected database {exp.label}")
     if not res.has_schema():
         logger.info("schema %r is missing from the result database", res.schema)
-        return 0.0
+        return fail(STRUCTURE_MISMATCH, f"schema {res.schema!r} is missing from the result database")
     for obj, targets in (("table", table_targets), ("view", view_targets)):
         if obj not in types:
             continue
         got, want = _targeted(res.objects(obj), targets), _targeted(exp.objects(obj), targets)
         if sorted(got) != sorted(want):
-            logger.info("%ss differ: missing %s, unexpected %s", obj, sorted(set(want) - set(got)),
-                        sorted(set(got) - set(want)))
-            return 0.0
+            missing, extra = sorted(set(want) - set(got)), sorted(set(got) - set(want))
+            logger.info("%ss differ: missing %s, unexpected %s", obj, missing, extra)
+            if missing:
+                return fail(STRUCTURE_MISMATCH, f"{obj} {missing[0]!r} is missing from the result database"
+                                                f"{_and_more(missing, extra)}")
+            return fail(STRUCTURE_MISMATCH, f"{obj} {extra[0]!r} in the result database is not expected"
+                                            f"{_and_more(missing, extra)}")
         for key in sorted(want):
-            if f"{obj}-schema" in types and res.columns(got[key]) != exp.columns(want[key]):
-                logger.info("%s %s: columns differ: %s vs %s", obj, key, res.columns(got[key]), exp.columns(want[key]))
-                return 0.0
+            if f"{obj}-schema" in types:
+                ca, cb = res.columns(got[key]), exp.columns(want[key])
+                if ca != cb:
+                    logger.info("%s %s: columns differ: %s vs %s", obj, key, ca, cb)
+                    return fail(STRUCTURE_MISMATCH, f"{obj} {key!r}: {_columns_difference(ca, cb)}")
             if f"{obj}-schema-content" in types:
                 ra, rb = res.rows(got[key]), exp.rows(want[key])
                 if not ordered:
                     ra, rb = sorted(ra, key=_sort_key), sorted(rb, key=_sort_key)
                 if ra != rb:
                     logger.info("%s %s: contents differ (%d vs %d rows)", obj, key, len(ra), len(rb))
-                    return 0.0
+                    return fail(*_rows_difference(f"{obj} {key!r}", ra, rb, ordered))
     return 1.0
+
+
+def _and_more(missing: list, extra: list) -> str:
+    """The rest of a difference in names, after its first: `` (missing: [...]; unexpected: [...])``."""
+    if len(missing) + len(extra) <= 1:
+        return ""
+    return f" (missing: {shown(missing)}; unexpected: {shown(extra)})"
+
+
+#: what each item of a column description is (see ``_Db.columns``)
+_COLUMN_FIELDS = ("name", "type", "NOT NULL", "default", "primary key")
+
+
+def _columns_difference(got: list[tuple], want: list[tuple]) -> str:
+    """Where two column lists first differ: the column and the attribute with both values."""
+    for n, (a, b) in enumerate(zip(got, want), 1):
+        if a[0] != b[0]:
+            return f"column {n} is {a[0]!r}, expected {b[0]!r}"
+        for field, x, y in zip(_COLUMN_FIELDS[1:], a[1:], b[1:]):
+            if x != y:
+                return f"column {a[0]!r}: {field} expected {shown(y)}, got {shown(x)}"
+    if len(got) < len(want):
+        return f"{len(got)} columns, expected {len(want)}: column {want[len(got)][0]!r} is missing"
+    return f"{len(got)} columns, expected {len(want)}: column {got[len(want)][0]!r} is not expected"
+
+
+def _rows_difference(where: str, got: list[tuple], want: list[tuple], ordered: bool) -> tuple[str, str]:
+    """``(kind, text)`` of two lists of rows that differ: the first differing row with both rows (rows in
+    sorted order unless ``ordered``); a different number of rows is a structure mismatch."""
+    order = "" if ordered else " (rows sorted: their order is not compared)"
+    kind = VALUE_MISMATCH if len(got) == len(want) else STRUCTURE_MISMATCH
+    count = "" if len(got) == len(want) else f"{len(got)} rows, expected {len(want)}; "
+    for n, (a, b) in enumerate(zip(got, want), 1):
+        if a != b:
+            return kind, f"{where}: {count}row {n}{order}: expected {shown(b)}, got {shown(a)}"
+    n = min(len(got), len(want)) + 1
+    if len(got) < len(want):
+        return kind, f"{where}: {count}row {n}{order} is missing: expected {shown(want[n - 1])}"
+    return kind, f"{where}: {count}row {n}{order} is not expected: got {shown(got[n - 1])}"
 
 
 @METRICS.register(check=check_database_options)
@@ -296,7 +354,7 @@ def check_local_database(result: Any, expected: Any, db_type: str = "duckdb",
             return _compare(res, exp, types, table_targets, view_targets, ordered)
         except _ResultUnreadable as exc:
             logger.info("result database %s cannot be read: %s", res.label, exc)
-            return 0.0
+            return fail(UNREADABLE_RESULT, f"the result database {res.label} cannot be read: {one_line(exc)}")
         finally:
             res.close()
     finally:

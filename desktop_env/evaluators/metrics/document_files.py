@@ -9,10 +9,12 @@ What the metrics of ``documents`` and ``document_format`` share:
   either may be compared with the other.
 - Formatting is read as Writer shows it: a run's own properties, else its character style, else its
   paragraph's style (and the styles each is based on), else the document defaults.
-- A missing or unreadable *result* scores 0 and the log says why; a missing or unreadable *expected* file,
-  or a rule without its field, is a :class:`MetricError` (a task error).
+- A missing or unreadable *result* scores 0 and its reason says why (``missing_result``,
+  ``unreadable_result``); a missing or unreadable *expected* file, or a rule without its field, is a
+  :class:`MetricError` (a task error).
 - Several metrics first require the result's text to equal the expected file's (``compare_docx_files``
-  with its defaults), as the suite's checker does: formatting is scored only on the right text.
+  with its defaults), as the suite's checker does: formatting is scored only on the right text
+  (``document_diffs.same_text``).
 """
 from __future__ import annotations
 
@@ -30,8 +32,10 @@ from odf import office as odf_office
 from odf.element import Node
 from odf.opendocument import load as odf_load
 
+from desktop_env.evaluators.metrics.differences import missing_file
 from desktop_env.evaluators.metrics.fuzzy import fuzzy_ratio
 from desktop_env.evaluators.metrics.utils import MetricError, OptionError, as_existing_path
+from desktop_env.evaluators.reasons import MISSING_RESULT, UNREADABLE_RESULT, explain
 
 logger = logging.getLogger(__name__)
 
@@ -427,27 +431,28 @@ def _sniff(path: Path) -> str | None:
 
 
 def open_document(value: Any, side: str, kinds: tuple[str, ...] = ("docx", "odt")) -> Docx | Odt | None:
-    """The document at ``value``; None for an unreadable result.
+    """The document at ``value``; None for a missing or unreadable result (explained: ``missing_result``,
+    ``unreadable_result``).
 
     Raises:
         MetricError: the expected side is missing or unreadable.
     """
     path = as_existing_path(value)
-    why = None
     if path is None:
-        why = f"{value!r} is not an existing file"
+        why, kind = missing_file(value, f"{side} document"), MISSING_RESULT
     else:
-        kind = _sniff(path)
-        if kind not in kinds:
-            why = f"{path} is not a {' or '.join(kinds)} document"
+        found = _sniff(path)
+        if found not in kinds:
+            why, kind = f"the {side} document {path} is not a {' or '.join(kinds)} document", UNREADABLE_RESULT
         else:
             try:
-                return Docx(path) if kind == "docx" else Odt(path)
+                return Docx(path) if found == "docx" else Odt(path)
             except Unreadable as exc:
-                why = f"{path}: {exc}"
+                why, kind = f"the {side} document {path}: {exc}", UNREADABLE_RESULT
     if side == "expected":
-        raise MetricError(f"expected document: {why}")
+        raise MetricError(why)
     logger.info("result document unreadable (scored 0): %s", why)
+    explain(kind, why)
     return None
 
 
@@ -465,14 +470,6 @@ def paragraph_texts(doc) -> list[str]:
 def collapse(texts: list[str]) -> str:
     """The paragraphs joined by newlines with every run of whitespace made one space."""
     return re.sub(r"\s+", " ", "\n".join(texts)).strip()
-
-
-def same_text(result_doc, gold_doc) -> bool:
-    """The gate of the formatting metrics: the same text, whitespace runs aside (compare_docx_files' default)."""
-    same = collapse(paragraph_texts(result_doc)) == collapse(paragraph_texts(gold_doc))
-    if not same:
-        logger.info("the result's text differs from the expected document's")
-    return same
 
 
 def rule_field(expected: Any, key: str, metric: str) -> Any:

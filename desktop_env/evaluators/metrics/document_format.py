@@ -13,10 +13,14 @@ from typing import Any, Callable
 
 from lxml import etree
 
+from desktop_env.evaluators.metrics.differences import plural
+from desktop_env.evaluators.metrics.document_diffs import same_text, table_difference
 from desktop_env.evaluators.metrics.document_files import (
     DSTRIKE, ITALIC, JC, SIZE, STRIKE, VERT_ALIGN, Docx, color, highlight, is_int, is_number, onoff, open_document,
-    open_pair, options_check, rule_field, same_text, table_grids, w_tag)
+    open_pair, options_check, rule_field, table_grids, w_tag)
 from desktop_env.evaluators.metrics.utils import MetricError
+from desktop_env.evaluators.reasons import (
+    RULE_FAILED, STRUCTURE_MISMATCH, THRESHOLD_NOT_MET, VALUE_MISMATCH, explain, fail, shown)
 from desktop_env.registry import METRICS
 
 logger = logging.getLogger(__name__)
@@ -33,13 +37,22 @@ def compare_line_spacing(result: Any, expected: Any) -> float:
     got, want = result_doc.paragraphs(), gold_doc.paragraphs()
     if len(got) != len(want):
         logger.info("paragraph counts differ: %d vs %d", len(got), len(want))
-        return 0.0
+        return fail(STRUCTURE_MISMATCH, f"{plural(len(got), 'paragraph')}, expected {len(want)}")
     for i, (pg, pw) in enumerate(zip(got, want)):
         sg, sw = result_doc.line_spacing(pg), gold_doc.line_spacing(pw)
         if sg != sw:
             logger.info("paragraph %d (%r): line spacing %s vs %s", i, result_doc.text(pg)[:60], sg, sw)
-            return 0.0
+            return fail(VALUE_MISMATCH, f"paragraph {i + 1} ({shown(result_doc.text(pg), 50)}): line spacing "
+                                        f"expected {_spacing(sw)}, got {_spacing(sg)}")
     return 1.0
+
+
+def _spacing(value: tuple[str, int]) -> str:
+    """A line spacing of ``Docx.line_spacing`` as Writer's dialog says it."""
+    rule, amount = value
+    if rule == "auto":
+        return f"{amount / 240:g} lines ({amount}/240)"
+    return f"{'exactly' if rule == 'exact' else 'at least'} {amount} twips"
 
 
 @METRICS.register()
@@ -48,13 +61,17 @@ def is_first_line_centered(result: Any, expected: Any = None) -> float:
     doc = open_document(result, "result", ("docx",))
     if doc is None:
         return 0.0
-    first = next((p for p in doc.paragraphs() if doc.text(p).strip()), None)
+    paragraphs = doc.paragraphs()
+    first = next((p for p in paragraphs if doc.text(p).strip()), None)
     if first is None:
         logger.info("the document has no text")
-        return 0.0
+        return fail(RULE_FAILED, "the document has no paragraph with text: no first line to centre")
     align = doc.para_prop(first, JC)
     logger.info("first line %r: alignment %s", doc.text(first)[:60], align)
-    return float(align == "center")
+    if align != "center":
+        return fail(VALUE_MISMATCH, f"paragraph {paragraphs.index(first) + 1} ({shown(doc.text(first), 50)}), the "
+                                    f"first with text: alignment expected 'center', got {shown(align or 'left')}")
+    return 1.0
 
 
 @METRICS.register(check=options_check(word_number_split_by_tabstop=is_int(0, none_ok=True), index=is_int(0)))
@@ -74,11 +91,14 @@ def check_tabstops(result: Any, expected: Any, word_number_split_by_tabstop: int
     result_doc, gold_doc = open_pair(result, expected, ("docx",))
     if result_doc is None:
         return 0.0
-    got = [p for p in result_doc.paragraphs() if result_doc.text(p).strip()]
+    paragraphs = result_doc.paragraphs()
+    numbers = {p: n for n, p in enumerate(paragraphs, 1)}  # a paragraph's number, for reasons
+    got = [p for p in paragraphs if result_doc.text(p).strip()]
     want = [p for p in gold_doc.paragraphs() if gold_doc.text(p).strip()]
     if len(got) != len(want) or not got:
         logger.info("non-blank paragraph counts: %d vs %d", len(got), len(want))
-        return 0.0
+        return fail(STRUCTURE_MISMATCH, f"{plural(len(got), 'paragraph')} with text, expected {len(want)}"
+                                        + ("" if got or want else " (nothing to compare)"))
     if word_number_split_by_tabstop is not None:
         for p in got:
             parts = result_doc.text(p).split("\t")
@@ -86,19 +106,36 @@ def check_tabstops(result: Any, expected: Any, word_number_split_by_tabstop: int
             if len(words) != word_number_split_by_tabstop:
                 logger.info("paragraph %r: part %d has %d words, not %d", result_doc.text(p)[:60], index,
                             len(words), word_number_split_by_tabstop)
-                return 0.0
+                return fail(THRESHOLD_NOT_MET, f"paragraph {numbers[p]} ({shown(result_doc.text(p), 50)}): part "
+                                               f"{index} (cut at tabs) holds {plural(len(words), 'word')}, expected "
+                                               f"{word_number_split_by_tabstop} (word_number_split_by_tabstop)")
     section = gold_doc.doc.sections[0]
     dims = [section.page_width, section.left_margin, section.right_margin]
     width = dims[0].twips - dims[1].twips - dims[2].twips if all(d is not None for d in dims) else 0
     width = width if width > 0 else 12240 - 2 * 1440  # Letter with 1-inch margins when the page is unset
-    missed = 0.0
+    missed, worst = 0.0, None  # worst: (distance, paragraph, result stops, expected stops)
     for pg, pw in zip(got, want):
         tg, tw = result_doc.tab_stops(pg), gold_doc.tab_stops(pw)
         if len(tg) != len(tw) or any(a[1] != b[1] for a, b in zip(tg, tw)):
             logger.info("paragraph %r: tab stops %s vs %s", result_doc.text(pg)[:60], tg, tw)
-            return 0.0
-        missed += sum(abs(a[0] - b[0]) for a, b in zip(tg, tw)) / width
-    return max(0.0, 1.0 - missed / len(got))
+            return fail(VALUE_MISMATCH, f"paragraph {numbers[pg]} ({shown(result_doc.text(pg), 50)}): tab stops "
+                                        f"expected {_stops(tw)}, got {_stops(tg)}")
+        distance = sum(abs(a[0] - b[0]) for a, b in zip(tg, tw))
+        missed += distance / width
+        if distance and (worst is None or distance > worst[0]):
+            worst = (distance, pg, tg, tw)
+    score = max(0.0, 1.0 - missed / len(got))
+    if worst is not None:
+        distance, pg, tg, tw = worst
+        explain(VALUE_MISMATCH, f"tab stops off by {missed / len(got):.4f} of the text width on average; the most "
+                                f"in paragraph {numbers[pg]} ({shown(result_doc.text(pg), 50)}): expected "
+                                f"{_stops(tw)}, got {_stops(tg)}")
+    return score
+
+
+def _stops(stops: list[tuple[int, str]]) -> str:
+    """Tab stops for a reason: ``right at 7200 twips, left at 1440 twips`` (or ``none``)."""
+    return ", ".join(f"{align} at {pos} twips" for pos, align in stops) or "none"
 
 
 # =========================================================================== run formatting
@@ -109,14 +146,15 @@ def compare_font_names(result: Any, expected: Any) -> float:
     doc = open_document(result, "result", ("docx",))
     if doc is None:
         return 0.0
-    for p in doc.paragraphs():
+    for n, p in enumerate(doc.paragraphs(), 1):
         for r in doc.runs(p):
             if not r.text:
                 continue
             font = doc.run_prop(p, r, doc.font)
             if font != want:
                 logger.info("run %r is in %r, not %r", r.text[:60], font, want)
-                return 0.0
+                return fail(VALUE_MISMATCH, f"paragraph {n}, run {shown(r.text, 50)}: font expected {shown(want)}, "
+                                            f"got {'none set' if font is None else shown(font)}")
     return 1.0
 
 
@@ -143,7 +181,29 @@ def compare_subscript_contains(result: Any, expected: Any) -> float:
     got, want = sub(result_doc), sub(gold_doc)
     logger.info("subscript characters: %d in the result, %d expected, %d shared", len(got), len(want),
                 len(got & want))
-    return float(bool(got & want))
+    if got & want:
+        return 1.0
+    if not want:
+        return fail(RULE_FAILED, "the expected document has no subscript character to find in the result")
+    i, j = min(want)
+    paragraphs = result_doc.paragraphs()
+    run = next((r for k, (_, r) in enumerate(result_doc.chars(paragraphs[i])) if k == j), None) \
+        if i < len(paragraphs) else None
+    shown_as = (result_doc.run_prop(paragraphs[i], run, VERT_ALIGN) if run is not None else None) or "baseline"
+    return fail(VALUE_MISMATCH, f"{_char_at(result_doc, i, j)}: vertical alignment expected subscript, got "
+                                f"{shown(shown_as)} (no character is subscript where the expected document has one)")
+
+
+def _char_at(doc, i: int, j: int) -> str:
+    """Character ``j`` of paragraph ``i`` (0-based) for a reason: ``paragraph 2, character 3 ('2' in 'H2O')``."""
+    paragraphs = doc.paragraphs()
+    text = doc.text(paragraphs[i]) if i < len(paragraphs) else ""
+    if j >= len(text):
+        return f"paragraph {i + 1}, character {j + 1} (past the end of {shown(text, 50)})"
+    start = text.rfind(" ", 0, j) + 1
+    end = text.find(" ", j)
+    word = text[start:end if end >= 0 else len(text)]
+    return f"paragraph {i + 1}, character {j + 1} ({shown(text[j])} in {shown(word, 40)})"
 
 
 @METRICS.register()
@@ -156,17 +216,20 @@ def check_italic_font_size_14(result: Any, expected: Any) -> float:
 
     def italic(doc):
         return _positions(doc, lambda p, r: bool(doc.run_prop(p, r, ITALIC)), skip_blank=True)
-    got = italic(result_doc)
-    if got != italic(gold_doc):
+    got, want = italic(result_doc), italic(gold_doc)
+    if got != want:
         logger.info("the italic text differs from the expected document's")
-        return 0.0
+        i, j = min(got ^ want)
+        return fail(VALUE_MISMATCH, f"{_char_at(result_doc, i, j)}: italic expected "
+                                    f"{'on' if (i, j) in want else 'off'}, got {'on' if (i, j) in got else 'off'}")
     for i, p in enumerate(result_doc.paragraphs()):
         for j, (_, r) in enumerate(result_doc.chars(p)):
             if (i, j) in got:
                 size = result_doc.run_prop(p, r, SIZE)
                 if size != 14:
                     logger.info("italic run %r is %s pt", r.text[:60], size)
-                    return 0.0
+                    return fail(VALUE_MISMATCH, f"paragraph {i + 1}, italic run {shown(r.text, 50)}: size expected "
+                                                f"14 pt, got {'none set' if size is None else f'{size:g} pt'}")
     return 1.0
 
 
@@ -177,13 +240,15 @@ def evaluate_strike_through_last_paragraph(result: Any, expected: Any) -> float:
     result_doc, gold_doc = open_pair(result, expected, ("docx",))
     if result_doc is None or not same_text(result_doc, gold_doc):
         return 0.0
-    last = next((p for p in reversed(result_doc.paragraphs()) if result_doc.text(p).strip()), None)
+    paragraphs = result_doc.paragraphs()
+    last = next((p for p in reversed(paragraphs) if result_doc.text(p).strip()), None)
     if last is None:
-        return 0.0
+        return fail(RULE_FAILED, "the document has no paragraph with text: no last paragraph to strike through")
     for r in result_doc.runs(last):
         if r.text.strip() and not (result_doc.run_prop(last, r, STRIKE) or result_doc.run_prop(last, r, DSTRIKE)):
             logger.info("run %r of the last paragraph is not struck through", r.text[:60])
-            return 0.0
+            return fail(VALUE_MISMATCH, f"paragraph {paragraphs.index(last) + 1} (the last with text), run "
+                                        f"{shown(r.text, 50)}: strike-through expected on, got off")
     return 1.0
 
 
@@ -206,7 +271,9 @@ def has_page_numbers_in_footers(result: Any, expected: Any = None) -> float:
             # document with no such footer at all gets an empty one, in memory only)
             if not _has_page_field(footer.part.element):
                 logger.info("the %s footer of section %d shows no page number", kind, n + 1)
-                return 0.0
+                text = " ".join(p.text for p in footer.paragraphs).strip()
+                return fail(RULE_FAILED, f"the {kind} footer of section {n + 1} holds no PAGE field (its text: "
+                                         f"{shown(text, 50) if text else 'none'})")
     return 1.0
 
 
@@ -260,8 +327,17 @@ def contains_page_break(result: Any, expected: Any = None) -> float:
     logger.info("page breaks: %d%s%s", count, "" if want is None else f" (expected {want})",
                 "" if before is None else f"; paragraph {before!r} starts a page: {starts_page}")
     if before is not None and not starts_page:
-        return 0.0
-    return float(count == want if want is not None else count > 0)
+        if starts_page is None:
+            return fail(RULE_FAILED, f"no paragraph with text reads {shown(before.strip())} (before_text)")
+        return fail(RULE_FAILED, f"the paragraph {shown(before.strip())} does not start a page: no page break "
+                                 f"between the text before it and its own")
+    if want is not None and count != want:
+        return fail(THRESHOLD_NOT_MET, f"{plural(count, 'page break')} in the body, expected {want} "
+                                       f"(page_break_count)")
+    if want is None and count == 0:
+        return fail(RULE_FAILED, "the body has no page break (no page break character, no paragraph set to "
+                                 "start a new page)")
+    return 1.0
 
 
 # =========================================================================== colours and highlights
@@ -336,9 +412,10 @@ def evaluate_colored_words_in_tables(result: Any, expected: Any, threshold: floa
     result_doc, gold_doc = open_pair(result, expected, ("docx",))
     if result_doc is None or not same_text(result_doc, gold_doc):
         return 0.0
-    if table_grids(result_doc) != table_grids(gold_doc):
+    difference = table_difference(table_grids(result_doc), table_grids(gold_doc))
+    if difference:
         logger.info("the tables' text differs from the expected document's")
-        return 0.0
+        return fail(difference[0], f"the tables' text differs from the expected document's: {difference[1]}")
     doc = result_doc
     for p in doc.table_cell_paragraphs():
         chars = list(doc.chars(p))
@@ -354,8 +431,24 @@ def evaluate_colored_words_in_tables(result: Any, expected: Any, threshold: floa
                     logger.info("word %r: %r is coloured %s, wanted %s", word.group(), text[k],
                                 "automatic" if rgb is None else "#%02X%02X%02X" % rgb,
                                 "red" if wanted is _RED else "blue")
-                    return 0.0
+                    got = ("automatic (no colour set)" if rgb is None else "#%02X%02X%02X (CIEDE2000 difference "
+                           "%.1f > %g)" % (*rgb, delta_e_2000(_srgb_to_lab(rgb), wanted), threshold))
+                    return fail(VALUE_MISMATCH, f"{_cell_label(doc, p)}word {shown(word.group(), 40)}: "
+                                                f"{shown(text[k])} expected {'red' if wanted is _RED else 'blue'}, "
+                                                f"got {got}")
     return 1.0
+
+
+def _cell_label(doc: Docx, p: etree._Element) -> str:
+    """``table 1, row 2, column 3: `` for a table cell's paragraph ('' when it is not laid out so)."""
+    tc = p.getparent()
+    tr = tc.getparent() if tc is not None else None
+    tbl = tr.getparent() if tr is not None else None
+    if tbl is None or tc.tag != w_tag("tc") or tr.tag != w_tag("tr") or tbl.tag != w_tag("tbl"):
+        return ""
+    tables = list(doc.body.iter(w_tag("tbl")))
+    rows, cells = list(tbl.iterchildren(w_tag("tr"))), list(tr.iterchildren(w_tag("tc")))
+    return f"table {tables.index(tbl) + 1}, row {rows.index(tr) + 1}, column {cells.index(tc) + 1}: "
 
 
 def _highlighted_positions(doc) -> set[tuple[int, int]]:
@@ -384,5 +477,8 @@ def check_highlighted_words(result: Any, expected: Any) -> float:
     if got != want:
         logger.info("highlighted characters: %d in the result, %d expected (%d extra, %d missing)", len(got),
                     len(want), len(got - want), len(want - got))
-        return 0.0
+        i, j = min(got ^ want)
+        return fail(VALUE_MISMATCH, f"{_char_at(result_doc, i, j)}: highlighted expected "
+                                    f"{'yes' if (i, j) in want else 'no'}, got {'yes' if (i, j) in got else 'no'} "
+                                    f"({len(got - want)} characters highlighted too many, {len(want - got)} missing)")
     return 1.0

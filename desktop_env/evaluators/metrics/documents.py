@@ -17,10 +17,15 @@ from urllib.parse import unquote
 from lxml import etree
 from PIL import Image, UnidentifiedImageError
 
+from desktop_env.evaluators.metrics.differences import missing_file, plural
+from desktop_env.evaluators.metrics.document_diffs import table_difference, text_difference
 from desktop_env.evaluators.metrics.document_files import (
     A_NS, R_NS, Docx, Unreadable, collapse, is_bool, is_number, is_text, open_document, open_pair, options_check,
     paragraph_texts, read_member, rule_field, safe_xml, similarity, table_grids)
 from desktop_env.evaluators.metrics.utils import MetricError, as_existing_path
+from desktop_env.evaluators.reasons import (
+    MISSING_RESULT, RULE_FAILED, STRUCTURE_MISMATCH, THRESHOLD_NOT_MET, UNREADABLE_RESULT, VALUE_MISMATCH, fail,
+    shown)
 from desktop_env.registry import METRICS
 
 logger = logging.getLogger(__name__)
@@ -34,6 +39,9 @@ _FLAGS = ("ignore_blanks", "ignore_case", "ignore_order", "content_only", "fuzzy
 def _compare_paragraph_lists(a: list[str], b: list[str], *, ignore_blanks: bool, ignore_case: bool,
                              ignore_order: bool, content_only: bool, fuzzy_match: bool,
                              fuzzy_match_threshold: float | None, delete_empty_lines: bool) -> float:
+    """The score of ``compare_docx_files`` for two paragraph lists (result, expected), explained below 1."""
+    # how the paragraphs compared are counted, for the reason: after sorting or dropping blank ones
+    counted = " ".join(w for w, on in (("sorted", ignore_order), ("non-blank", delete_empty_lines)) if on)
     if ignore_case:
         a, b = [p.lower() for p in a], [p.lower() for p in b]
     if ignore_order:
@@ -46,28 +54,43 @@ def _compare_paragraph_lists(a: list[str], b: list[str], *, ignore_blanks: bool,
             score = similarity(text_a, text_b)
             logger.info("document text similarity %.4f", score)
             if fuzzy_match and not content_only and fuzzy_match_threshold is not None:
-                return float(score >= fuzzy_match_threshold)
+                if score >= fuzzy_match_threshold:
+                    return 1.0
+                return fail(THRESHOLD_NOT_MET, f"text similarity {score:.4f} is below fuzzy_match_threshold "
+                                               f"{fuzzy_match_threshold:g}; first difference: {text_difference(a, b)}")
+            if score < 1:
+                return fail(VALUE_MISMATCH, f"text similarity {score:.4f}; first difference: {text_difference(a, b)}",
+                            score)
             return score
-        if text_a != text_b:
-            at = next((i for i, (x, y) in enumerate(zip(text_a, text_b)) if x != y), min(len(text_a), len(text_b)))
-            logger.info("document texts differ at character %d: %r vs %r", at, text_a[at:at + 60],
-                        text_b[at:at + 60])
-            return 0.0
+        where = text_difference(a, b)
+        if where:
+            logger.info("document texts differ: %s", where)
+            return fail(VALUE_MISMATCH, f"the text differs: {where}")
         return 1.0
     if len(a) != len(b):
         logger.info("paragraph counts differ: %d vs %d", len(a), len(b))
-        return 0.0
+        return fail(STRUCTURE_MISMATCH, f"{plural(len(a), (counted + ' ' if counted else '') + 'paragraph')}, "
+                                        f"expected {len(b)}")
     if not a:
         return 1.0
+    label = f"{counted} paragraph" if counted else "paragraph"
     if fuzzy_match:
-        scores = [similarity(x, y) for x, y in zip(a, b)]
-        if fuzzy_match_threshold is not None:
-            scores = [float(s >= fuzzy_match_threshold) for s in scores]
-        return sum(scores) / len(scores)
+        similar = [similarity(x, y) for x, y in zip(a, b)]
+        scores = similar if fuzzy_match_threshold is None else [float(s >= fuzzy_match_threshold) for s in similar]
+        score = sum(scores) / len(scores)
+        i = next((k for k, s in enumerate(scores) if s < 1), None)
+        if i is not None:
+            if fuzzy_match_threshold is not None:
+                return fail(THRESHOLD_NOT_MET, f"{label} {i + 1}: similarity {similar[i]:.4f} is below "
+                                               f"fuzzy_match_threshold {fuzzy_match_threshold:g}: expected "
+                                               f"{shown(b[i])}, got {shown(a[i])}", score)
+            return fail(VALUE_MISMATCH, f"{label} {i + 1}: similarity {similar[i]:.4f}: expected {shown(b[i])}, "
+                                        f"got {shown(a[i])}", score)
+        return score
     for i, (x, y) in enumerate(zip(a, b)):
         if x != y:
             logger.info("paragraph %d differs: %r vs %r", i, x[:200], y[:200])
-            return 0.0
+            return fail(VALUE_MISMATCH, f"{label} {i + 1}: expected {shown(y)}, got {shown(x)}")
     return 1.0
 
 
@@ -126,19 +149,10 @@ def compare_docx_tables(result: Any, expected: Any) -> float:
     result_doc, gold_doc = open_pair(result, expected, ("docx",))
     if result_doc is None:
         return 0.0
-    got, want = table_grids(result_doc), table_grids(gold_doc)
-    if len(got) != len(want):
-        logger.info("table counts differ: %d vs %d", len(got), len(want))
-        return 0.0
-    for t, (g, w) in enumerate(zip(got, want)):
-        if len(g) != len(w) or any(len(rg) != len(rw) for rg, rw in zip(g, w)):
-            logger.info("table %d: sizes differ (%d rows vs %d)", t, len(g), len(w))
-            return 0.0
-        for i, (rg, rw) in enumerate(zip(g, w)):
-            for j, (cg, cw) in enumerate(zip(rg, rw)):
-                if cg != cw:
-                    logger.info("table %d cell (%d, %d): %r vs %r", t, i + 1, j + 1, cg, cw)
-                    return 0.0
+    difference = table_difference(table_grids(result_doc), table_grids(gold_doc))
+    if difference:
+        logger.info("tables differ: %s", difference[1])
+        return fail(*difference)
     return 1.0
 
 
@@ -175,12 +189,18 @@ def compare_docx_images(result: Any, expected: Any) -> float:
     got, want = _image_keys(result_doc), _image_keys(gold_doc)
     if len(got) != len(want):
         logger.info("image counts differ: %d vs %d", len(got), len(want))
-        return 0.0
+        return fail(STRUCTURE_MISMATCH, f"{plural(len(got), 'image')} in the body, expected {len(want)}")
     for i, (g, w) in enumerate(zip(got, want)):
         if g != w:
             logger.info("image %d differs", i + 1)
-            return 0.0
+            return fail(VALUE_MISMATCH, f"image {i + 1}: {_image_text(g)}, expected {_image_text(w)} "
+                                        f"({'other pixels' if g[:2] == w[:2] else 'another image'})")
     return 1.0
+
+
+def _image_text(key: tuple) -> str:
+    """An image key of ``_image_keys`` for a reason: its size in pixels, or its byte count when undecodable."""
+    return f"{key[1][0]} x {key[1][1]} pixels" if key[0] == "pixels" else f"{len(key[1])} undecoded bytes"
 
 
 # =========================================================================== references and records
@@ -215,14 +235,30 @@ def compare_references(result: Any, expected: Any, reference_indicator: str = "R
     if got is None or want is None or len(got) != len(want):
         logger.info("reference lists: %s vs %s entries", None if got is None else len(got),
                     None if want is None else len(want))
-        return 0.0
+        if got is None:
+            return fail(STRUCTURE_MISMATCH, f"no paragraph {shown(reference_indicator.strip())} starts a reference "
+                                            f"list in the result; the expected document lists {len(want)} entries")
+        if want is None:
+            return fail(STRUCTURE_MISMATCH, f"the result has a reference list ({len(got)} entries after "
+                                            f"{shown(reference_indicator.strip())}), the expected document none")
+        return fail(STRUCTURE_MISMATCH, f"{plural(len(got), 'reference')} after "
+                                        f"{shown(reference_indicator.strip())}, expected {len(want)}")
     if not got:
         return 1.0
-    mean = sum(similarity(a, b) for a, b in zip(got, want)) / len(got)
+    similar = [similarity(a, b) for a, b in zip(got, want)]
+    mean = sum(similar) / len(got)
     logger.info("reference similarity %.4f (base %.2f)", mean, reference_base_result)
+    worst = min(range(len(similar)), key=similar.__getitem__)
+    entry = (f"the least alike is reference {worst + 1} ({similar[worst]:.4f}): expected {shown(want[worst])}, "
+             f"got {shown(got[worst])}")
     if mean >= reference_base_result + 0.01:
-        return (mean - reference_base_result) / (1 - reference_base_result)
-    return 0.0
+        score = (mean - reference_base_result) / (1 - reference_base_result)
+        if score < 1:
+            return fail(VALUE_MISMATCH, f"mean reference similarity {mean:.4f} (0 at {reference_base_result:g}); "
+                                        f"{entry}", score)
+        return score
+    return fail(THRESHOLD_NOT_MET, f"mean reference similarity {mean:.4f} does not reach "
+                                   f"{reference_base_result + 0.01:g} (reference_base_result + 0.01); {entry}")
 
 
 def _train_records(doc) -> tuple[list[str], list[str]]:
@@ -252,17 +288,21 @@ def compare_unique_train_records(result: Any, expected: Any) -> float:
     extra = [line for line in lines if line not in initial_lines]
     if extra:
         logger.info("lines not in the initial document: %s", extra[:5])
-        return 0.0
+        return fail(RULE_FAILED, f"line {lines.index(extra[0]) + 1} {shown(extra[0])} is not a line of the "
+                                 f"initial document ({plural(len(extra), 'such line')})")
     if len(ids) != len(set(ids)):
-        logger.info("repeated train ids: %s", sorted({i for i in ids if ids.count(i) > 1})[:10])
-        return 0.0
+        repeated = sorted({i for i in ids if ids.count(i) > 1})
+        logger.info("repeated train ids: %s", repeated[:10])
+        return fail(RULE_FAILED, f"train id {shown(repeated[0])} is kept {ids.count(repeated[0])} times "
+                                 f"(repeated ids: {shown(repeated)})")
     if set(ids) != set(gold_ids):
-        logger.info("train ids differ: %d extra, %d missing", len(set(ids) - set(gold_ids)),
-                    len(set(gold_ids) - set(ids)))
-        return 0.0
+        extra_ids, missing_ids = sorted(set(ids) - set(gold_ids)), sorted(set(gold_ids) - set(ids))
+        logger.info("train ids differ: %d extra, %d missing", len(extra_ids), len(missing_ids))
+        return fail(VALUE_MISMATCH, f"the train ids differ from the gold's: missing {shown(missing_ids)}, "
+                                    f"extra {shown(extra_ids)}")
     if len(lines) != len(gold_lines):
         logger.info("line counts differ: %d vs %d", len(lines), len(gold_lines))
-        return 0.0
+        return fail(STRUCTURE_MISMATCH, f"{len(lines)} record lines, expected {len(gold_lines)}")
     return 1.0
 
 
@@ -295,15 +335,19 @@ def find_default_font(result: Any, expected: Any) -> float:
     path = as_existing_path(result)
     if path is None:
         logger.info("no registrymodifications.xcu to read (scored 0)")
-        return 0.0
+        return fail(MISSING_RESULT, missing_file(result, "registrymodifications.xcu"))
     try:
         values = _xcu_values(path, "/org.openoffice.Office.Writer/DefaultFont", "Standard")
     except Unreadable as exc:
         logger.info("registrymodifications.xcu unreadable (scored 0): %s", exc)
-        return 0.0
+        return fail(UNREADABLE_RESULT, f"{path} is not readable XML: {exc}")
     font = values[-1].strip() if values and values[-1] is not None else None
     logger.info("Writer's default font: %r (expected %r)", font, want)
-    return float(font is not None and font == str(want).strip())
+    if font is None or font != str(want).strip():
+        return fail(VALUE_MISMATCH, f"Writer's default font (/org.openoffice.Office.Writer/DefaultFont Standard): "
+                                    f"expected {shown(str(want).strip())}, got "
+                                    f"{'none set' if font is None else shown(font)}")
+    return 1.0
 
 
 # =========================================================================== epub
@@ -436,12 +480,19 @@ def compare_epub(result: Any, expected: Any) -> float:
     path = as_existing_path(result)
     if path is None:
         logger.info("no result epub (scored 0)")
-        return 0.0
+        return fail(MISSING_RESULT, missing_file(result, "result epub"))
     try:
         got = _epub_lines(path)
     except Unreadable as exc:
         logger.info("result epub unreadable (scored 0): %s", exc)
-        return 0.0
-    score = difflib.SequenceMatcher(a=got, b=want, autojunk=False).ratio() if got or want else 1.0
+        return fail(UNREADABLE_RESULT, f"the result epub {path} is unreadable: {exc}")
+    matcher = difflib.SequenceMatcher(a=got, b=want, autojunk=False)
+    score = matcher.ratio() if got or want else 1.0
     logger.info("epub text similarity %.4f (%d vs %d lines)", score, len(got), len(want))
+    if score < 1:
+        _, i, _, j, _ = next(op for op in matcher.get_opcodes() if op[0] != "equal")
+        mine = shown(got[i]) if i < len(got) else "the end of the book"
+        theirs = shown(want[j]) if j < len(want) else "the end of the book"
+        return fail(VALUE_MISMATCH, f"line similarity {score:.4f} ({len(got)} lines, expected {len(want)}); first "
+                                    f"difference at line {i + 1}: expected {theirs}, got {mine}", score)
     return score

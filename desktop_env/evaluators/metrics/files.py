@@ -1,115 +1,31 @@
-"""File, text, list and config metrics of the general computer-use suite, and the file-reading helpers that
-its document, table and test-suite metrics (files_documents, files_tables, files_python) share."""
+"""File, text, list and config metrics of the general computer-use suite (the helpers its file metrics share
+are in files_common, the words for differences in differences)."""
 from __future__ import annotations
 
 import ast
-import difflib
-import importlib
 import json
 import logging
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from desktop_env.evaluators.metrics.utils import MetricError, as_existing_path, expected_value, text_of
+from desktop_env.evaluators.metrics.differences import first_line_difference, json_difference, line_difference, plural
+from desktop_env.evaluators.metrics.files_common import gold_text, result_text, rule_dict, string_list
+# re-exported: metric modules import these from here (files_common and differences own them)
+from desktop_env.evaluators.metrics.differences import missing_file  # noqa: F401 pylint: disable=unused-import
+from desktop_env.evaluators.metrics.files_common import (  # noqa: F401 pylint: disable=unused-import
+    as_list, did_you_mean, fuzzy_ratio, gold_file, read_text, require_package, result_file)
+from desktop_env.evaluators.metrics.utils import MetricError, OptionError, expected_value, text_of
+from desktop_env.evaluators.reasons import (MISSING_RESULT, RULE_FAILED, STRUCTURE_MISMATCH, THRESHOLD_NOT_MET,
+                                            UNREADABLE_RESULT, VALUE_MISMATCH, explain, fail, shown)
 from desktop_env.registry import METRICS
 
 logger = logging.getLogger(__name__)
 
 
-# --------------------------------------------------------------------------- shared helpers
-
-def require_package(module: str, package: str, metric: str) -> Any:
-    """Import ``module`` for ``metric``, or say which package to install."""
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        raise MetricError(f"{metric} needs the Python package {package!r}: pip install {package}") from None
-
-
-def rule_dict(expected: Any, metric: str, shape: str) -> dict:
-    """The rule dict ``expected`` (a ``rule`` getter's ``rules``); ``shape`` describes it for the message."""
-    if not isinstance(expected, dict):
-        raise MetricError(f"{metric} expects rules {shape}, got {expected!r}")
-    return expected
-
-
-def gold_file(expected: Any, metric: str) -> Path:
-    """The gold file ``expected`` as a host path.
-
-    Raises:
-        MetricError: it is not an existing file (the expected getter gave something else).
-    """
-    path = as_existing_path(expected)
-    if path is None:
-        raise MetricError(f"{metric}: the expected side must be a gold file that exists, got {expected!r}")
-    return path
-
-
-def result_file(result: Any, metric: str) -> Path | None:
-    """The result file as a host path, or None (logged) when the getter found none."""
-    path = as_existing_path(result)
-    if path is None:
-        logger.info("%s: no result file (%r); it scores 0", metric, result)
-    return path
-
-
-def read_text(path: Path) -> str | None:
-    """A file's text (UTF-8, a BOM dropped, bad bytes replaced), or None when it cannot be read."""
-    try:
-        return path.read_text(encoding="utf-8-sig", errors="replace")
-    except OSError as exc:
-        logger.info("cannot read %s: %s", path, exc)
-        return None
-
-
-def result_text(result: Any, metric: str) -> str | None:
-    """The text of the result file, or None (logged) when it is missing or unreadable."""
-    path = result_file(result, metric)
-    return None if path is None else read_text(path)
-
-
-def gold_text(expected: Any, metric: str) -> str:
-    """The text of the gold file.
-
-    Raises:
-        MetricError: no such file, or it cannot be read.
-    """
-    path = gold_file(expected, metric)
-    text = read_text(path)
-    if text is None:
-        raise MetricError(f"{metric}: the gold file {path} cannot be read")
-    return text
-
-
-def string_list(value: Any, metric: str, what: str) -> list[str]:
-    """``value`` as a list of strings (one string is a one-item list)."""
-    items = [value] if isinstance(value, str) else value
-    if not isinstance(items, (list, tuple)) or not all(isinstance(s, str) for s in items):
-        raise MetricError(f"{metric}: {what} must be a string or a list of strings, got {value!r}")
-    return list(items)
-
-
-def fuzzy_ratio(a: str, b: str, metric: str) -> float:
-    """Fuzzy similarity of two strings in 0..1 (rapidfuzz's normalized Indel ratio)."""
-    fuzz = require_package("rapidfuzz.fuzz", "rapidfuzz", metric)
-    return float(fuzz.ratio(a, b)) / 100.0
-
-
-def did_you_mean(value: Any, choices) -> str:
-    """``"; did you mean 'x'?"`` for the choice closest to ``value``, or ``""``."""
-    close = difflib.get_close_matches(str(value), list(choices), n=1)
-    return f"; did you mean {close[0]!r}?" if close else ""
-
-
-def as_list(value: Any) -> list:
-    """``value`` as a list: a list or tuple as is, anything else as a one-item list."""
-    return list(value) if isinstance(value, (list, tuple)) else [value]
-
-
 # --------------------------------------------------------------------------- JSON and lists
 
-_UNREADABLE = object()
 _JSON_STRING = r'"(?:[^"\\]|\\.)*"'
 _JSONC_COMMENTS = re.compile(_JSON_STRING + r"|//[^\n]*|/\*.*?\*/", re.S)
 _JSONC_TRAILING_COMMAS = re.compile(_JSON_STRING + r"|,(?=\s*[}\]])")
@@ -120,22 +36,18 @@ def _keep_strings(match: re.Match) -> str:
     return token if token.startswith('"') else ""
 
 
-def _load_jsonc(path: Path) -> Any:
-    """A JSON file that may hold comments and trailing commas, as VS Code's settings and keybindings do.
+def _parse_jsonc(text: str) -> Any:
+    """JSON that may hold comments and trailing commas, as VS Code's settings and keybindings do.
 
-    Returns:
-        the decoded value, or ``_UNREADABLE`` (logged).
+    Raises:
+        ValueError: it is not such JSON (the message says where).
     """
-    text = read_text(path)
-    if text is None:
-        return _UNREADABLE
     # strings are matched first by both patterns, so a "//" or ",}" inside a string is kept
     plain = _JSONC_TRAILING_COMMAS.sub(_keep_strings, _JSONC_COMMENTS.sub(_keep_strings, text))
     try:
         return json.loads(plain)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        logger.info("%s is not valid JSON: %s", path, exc)
-        return _UNREADABLE
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
 
 
 def _as_object(result: Any) -> Any:
@@ -209,20 +121,44 @@ def check_direct_json_object(result: Any, expected: Any) -> float:
         raise MetricError(f"check_direct_json_object: 'expected' must be an object {{key: value}}, got {want!r}")
     ignore_order = bool(rules.get("ignore_list_order") or want.get("ignore_list_order") is True)
     want = {k: v for k, v in want.items() if not (k == "ignore_list_order" and isinstance(v, bool))}
-    if any(v == _EVALUATION_FAILED for v in want.values()):
+    failed_gold = [k for k, v in want.items() if v == _EVALUATION_FAILED]
+    if failed_gold:
         logger.info("check_direct_json_object: the expected side could not be computed; it scores 0")
-        return 0.0
+        return fail(MISSING_RESULT, f"the expected value of key {failed_gold[0]!r} could not be computed "
+                                    f"({_EVALUATION_FAILED})")
     data = _as_object(result)
     if not isinstance(data, dict):
         logger.info("check_direct_json_object: the result is not an object: %r", result)
-        return 0.0
-    if rules.get("expect_in_result"):
+        if result is None:
+            return fail(MISSING_RESULT, "no result object (the getter gave None)")
+        if data is None:
+            return fail(UNREADABLE_RESULT, f"the result is not JSON or a Python literal: {shown(text_of(result))}")
+        return fail(STRUCTURE_MISMATCH, f"the result is a {type(data).__name__}, not an object: {shown(data)}")
+    in_result = bool(rules.get("expect_in_result"))
+    if in_result:
         failed = [k for k, v in want.items() if not _value_in_result(data.get(k), v)]
     else:
         failed = [k for k, v in want.items() if not _same_value(data.get(k), v, ignore_order)]
     for key in failed:
         logger.info("check_direct_json_object: key %r is %r, expected %r", key, data.get(key), want[key])
-    return float(not failed)
+    if failed:
+        kind, text = _key_difference(failed[0], data, want[failed[0]], in_result, ignore_order)
+        more = f" ({len(failed) - 1} more keys differ)" if len(failed) > 1 else ""
+        return fail(kind, text + more)
+    return 1.0
+
+
+def _key_difference(key: str, data: dict, want: Any, in_result: bool, ignore_order: bool) -> tuple[str, str]:
+    """``(kind, text)`` of a key of ``check_direct_json_object`` that did not hold."""
+    if key not in data:
+        return STRUCTURE_MISMATCH, f"key {key!r} is missing (expected {shown(want)})"
+    got = shown(data[key])
+    if in_result and isinstance(want, list):
+        return RULE_FAILED, f"key {key!r}: expected one of {shown(want)}, got {got}"
+    if in_result and isinstance(want, str):
+        return RULE_FAILED, f"key {key!r}: expected to contain {shown(want)}, got {got}"
+    order = " in any order" if ignore_order and isinstance(want, list) else ""
+    return VALUE_MISMATCH, f"key {key!r}: expected {shown(want)}{order}, got {got}"
 
 
 def _compile_patterns(value: Any, metric: str, field: str) -> list[re.Pattern]:
@@ -258,10 +194,16 @@ def check_list(result: Any, expected: Any) -> float:
         return 0.0
     lines = text.splitlines()
     missing = [p.pattern for p in expect if not any(p.search(line) for line in lines)]
-    present = [p.pattern for p in unexpect if any(p.search(line) for line in lines)]
+    present = [p for p in unexpect if any(p.search(line) for line in lines)]
     if missing or present:
-        logger.info("check_list: patterns not found %s, unwanted patterns found %s", missing, present)
-    return float(not missing and not present)
+        logger.info("check_list: patterns not found %s, unwanted patterns found %s", missing,
+                    [p.pattern for p in present])
+    if missing:
+        return fail(RULE_FAILED, f"expect pattern {missing[0]!r} matches no line of the {len(lines)} lines")
+    if present:
+        number, line = next((n, line) for n, line in enumerate(lines, 1) if present[0].search(line))
+        return fail(RULE_FAILED, f"unexpect pattern {present[0].pattern!r} matches line {number}: {shown(line)}")
+    return 1.0
 
 
 @METRICS.register()
@@ -273,11 +215,12 @@ def match_in_list(result: Any, expected: Any) -> float:
     candidates = expected_value(expected)
     candidates = candidates if isinstance(candidates, (list, tuple, set)) else [candidates]
     if result is None:
-        return 0.0
+        return fail(MISSING_RESULT, "no result value (the getter gave None)")
     ok = result in candidates
     if not ok:
         logger.info("match_in_list: %r is not one of %r", result, candidates)
-    return float(ok)
+        return fail(VALUE_MISMATCH, f"expected one of {shown(list(candidates))}, got {shown(result)}")
+    return 1.0
 
 
 @METRICS.register()
@@ -288,28 +231,39 @@ def is_in_list(result: Any, expected: Any) -> float:
     """
     want = expected_value(expected)
     if result is None:
-        return 0.0
+        return fail(MISSING_RESULT, "no result list (the getter gave None)")
     if isinstance(result, (list, tuple, set)):
         ok = want in result
+        where = f"the {len(result)} items {shown(result)}"
     elif isinstance(result, str):
         ok = isinstance(want, str) and want in result
+        where = f"the text {shown(result)}"
     else:
         logger.info("is_in_list: the result is neither a list nor text: %r", result)
-        return 0.0
+        return fail(UNREADABLE_RESULT, f"the result is neither a list nor text: {shown(result)}")
     if not ok:
         logger.info("is_in_list: %r is not in %r", want, result)
-    return float(ok)
+        return fail(RULE_FAILED, f"{shown(want)} is not in {where}")
+    return 1.0
 
 
 def _jsonc_result(result: Any, metric: str, kind: type, what: str):
-    """The JSON-with-comments file ``result`` loaded, or None (logged) when it is missing, unreadable
-    or does not hold ``what`` (a ``kind``)."""
-    path = result_file(result, metric)
-    data = _UNREADABLE if path is None else _load_jsonc(path)
+    """The JSON-with-comments file ``result`` loaded, or None (logged and explained) when it is missing,
+    unreadable or does not hold ``what`` (a ``kind``)."""
+    text = result_text(result, metric)
+    if text is None:
+        return None
+    name = Path(result).name
+    try:
+        data = _parse_jsonc(text)
+    except ValueError as exc:
+        logger.info("%s: %s is not valid JSON: %s", metric, result, exc)
+        explain(UNREADABLE_RESULT, f"the result file {name} is not valid JSON: {exc}")
+        return None
     if isinstance(data, kind):
         return data
-    if data is not _UNREADABLE:
-        logger.info("%s: %s does not hold %s", metric, path, what)
+    logger.info("%s: %s does not hold %s", metric, result, what)
+    explain(STRUCTURE_MISMATCH, f"the result file {name} holds {shown(data)}, not {what}")
     return None
 
 
@@ -330,7 +284,12 @@ def check_json_settings(result: Any, expected: Any) -> float:
     wrong = {k: data.get(k, "<missing>") for k, v in want.items() if k not in data or data[k] != v}
     if wrong:
         logger.info("check_json_settings: settings differ from %r: %r", want, wrong)
-    return float(not wrong)
+        key = next(iter(wrong))
+        more = f" ({len(wrong) - 1} more settings differ)" if len(wrong) > 1 else ""
+        if key not in data:
+            return fail(STRUCTURE_MISMATCH, f"setting {key!r} is not set (expected {shown(want[key])}){more}")
+        return fail(VALUE_MISMATCH, f"setting {key!r}: expected {shown(want[key])}, got {shown(data[key])}{more}")
+    return 1.0
 
 
 @METRICS.register()
@@ -351,21 +310,83 @@ def check_json_keybindings(result: Any, expected: Any) -> float:
     ok = want in data
     if not ok:
         logger.info("check_json_keybindings: %r not among %d bindings", want, len(data))
-    return float(ok)
+        return fail(*_closest_binding(data, want))
+    return 1.0
 
 
-@METRICS.register()
-def compare_config(result: Any, expected: Any) -> float:
-    """1 when the text of the file ``result`` equals ``expected["expected"]`` exactly.
+def _closest_binding(bindings: list, want: dict) -> tuple[str, str]:
+    """``(kind, text)`` of a missing keybinding: the first differing field of a binding of the same
+    command (or key), else that no binding is alike."""
+    for field in ("command", "key"):
+        alike = [b for b in bindings if isinstance(b, dict) and field in want and b.get(field) == want[field]]
+        if alike:
+            near, which = alike[0], f"the binding with {field} {shown(want[field])}"
+            absent = next((f for f in want if f not in near), None)
+            if absent is not None:
+                return STRUCTURE_MISMATCH, f"{which} has no {absent!r} (expected {shown(want[absent])})"
+            other = next((f for f in want if near[f] != want[f]), None)
+            if other is not None:
+                return VALUE_MISMATCH, f"{which}: {other!r} expected {shown(want[other])}, got {shown(near[other])}"
+            extra = next(f for f in near if f not in want)  # it differs from want, so it has more fields
+            return STRUCTURE_MISMATCH, f"{which} also has {extra!r}: {shown(near[extra])}"
+    return RULE_FAILED, f"no binding {shown(want)} among the {len(bindings)} bindings"
+
+
+def check_config_options(options: dict) -> None:
+    """Validate ``compare_config`` options when a task is loaded.
 
     Raises:
-        MetricError: ``expected["expected"]`` is not a string.
+        OptionError: ``containment_ok`` is not true or false.
     """
+    if not isinstance(options.get("containment_ok", False), bool):
+        raise OptionError(f"must be true or false, got {options['containment_ok']!r}", "containment_ok")
+
+
+@METRICS.register(check=check_config_options)
+def compare_config(result: Any, expected: Any, containment_ok: bool = False) -> float:
+    """1 when the text of the file ``result`` equals ``expected["expected"]`` exactly.
+
+    Args:
+        containment_ok: instead, 1 when the file holds the expected text: when both are JSON (the
+            file may hold comments and trailing commas, as VS Code's ``settings.json`` does), every
+            key of the expected object must be in the file's with a value that agrees the same way
+            (lists and other values equal), other keys allowed; when either is not JSON, the expected
+            text (less surrounding blanks) must occur in the file. The general suite's settings tasks
+            use it, so that settings the agent (or VS Code) left beside the expected ones do not fail.
+
+    Raises:
+        MetricError: ``expected["expected"]`` is not a string, or ``containment_ok`` not a bool.
+    """
+    check_config_options({"containment_ok": containment_ok})
     want = expected_value(expected)
     if not isinstance(want, str):
         raise MetricError(f"compare_config: 'expected' must be the file's whole text (a string), got {want!r}")
     text = result_text(result, "compare_config")
-    return float(text is not None and text == want)
+    if text is None:
+        return 0.0
+    if containment_ok:
+        return _config_contains(text, want)
+    if text != want:
+        return fail(VALUE_MISMATCH, f"the file differs from the expected text: {first_line_difference(text, want)}")
+    return 1.0
+
+
+def _config_contains(text: str, want: str) -> float:
+    """``compare_config`` with ``containment_ok``: 1 when ``text`` holds ``want`` (see there)."""
+    parsed = []
+    for side in (text, want):
+        try:
+            parsed.append(_parse_jsonc(side))
+        except ValueError:  # not both JSON: compared as text
+            if want.strip() in text:
+                return 1.0
+            which = "the expected text is not JSON" if parsed else "the file is not JSON"
+            return fail(RULE_FAILED, f"{which}, so it was looked for as text: the file does not contain "
+                                     f"{shown(want.strip())}")
+    found = json_difference(*parsed, subset=True)
+    if found:
+        return fail(*found)
+    return 1.0
 
 
 # --------------------------------------------------------------------------- text files
@@ -384,20 +405,23 @@ def file_contains(result: Any, expected: Any) -> float:
     missing = [s for s in wanted if s not in text]
     if missing:
         logger.info("file_contains: not found: %r", missing)
-    return float(not missing)
+        more = f" ({len(missing)} of the {len(wanted)} strings are missing)" if len(missing) > 1 else ""
+        return fail(RULE_FAILED, f"the file does not contain {shown(missing[0])}{more}")
+    return 1.0
 
 
 _CODING_LINE = re.compile(r"#!|#.*coding[:=]")
 
 
-def _pure_python_lines(text: str) -> list[str]:
-    """Source lines less a leading shebang/coding header (first 3 lines), blank lines and trailing blanks;
-    tabs expanded to 4 columns. Anything else (a stray Markdown fence) is kept, so it still counts."""
+def _pure_python_lines(text: str) -> list[tuple[int, str]]:
+    """Source lines, each with its line number (from 1), less a leading shebang/coding header (first 3
+    lines), blank lines and trailing blanks; tabs expanded to 4 columns. Anything else (a stray
+    Markdown fence) is kept, so it still counts."""
     lines = text.splitlines()
     start = 0
     while start < min(3, len(lines)) and _CODING_LINE.match(lines[start].strip()):
         start += 1
-    return [line.expandtabs(4).rstrip() for line in lines[start:] if line.strip()]
+    return [(n, line.expandtabs(4).rstrip()) for n, line in enumerate(lines[start:], start + 1) if line.strip()]
 
 
 @METRICS.register()
@@ -414,7 +438,18 @@ def compare_python_pure_text(result: Any, expected: Any) -> float:
     text = result_text(result, "compare_python_pure_text")
     if text is None:
         return 0.0
-    return float(_pure_python_lines(text) == gold)
+    mine = _pure_python_lines(text)
+    for (n, line), (gold_n, gold_line) in zip(mine, gold):
+        if line != gold_line:
+            return fail(VALUE_MISMATCH, line_difference(f"line {n} (gold line {gold_n})", line, gold_line))
+    if len(mine) < len(gold):
+        return fail(VALUE_MISMATCH, f"the code ends after {len(mine)} non-blank lines; expected gold line "
+                                    f"{gold[len(mine)][0]}: {shown(gold[len(mine)][1])}")
+    if len(mine) > len(gold):
+        n, line = mine[len(gold)]
+        return fail(VALUE_MISMATCH, f"line {n}: expected the end of the code ({len(gold)} non-blank lines), "
+                                    f"got {shown(line)}")
+    return 1.0
 
 
 _TIME_OF_DAY = re.compile(r"([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)")
@@ -441,7 +476,9 @@ def check_line_number(result: Any, expected: Any) -> float:
     found = sum(1 for line in text.splitlines() if _TIME_OF_DAY.search(line))
     if found != count:
         logger.info("check_line_number: %d lines hold a time, expected %d", found, count)
-    return float(found == count)
+        return fail(THRESHOLD_NOT_MET, f"{plural(found, 'line')} with a time of day HH:MM:SS, expected exactly "
+                                       f"{count}")
+    return 1.0
 
 
 def _as_number(text: str) -> float | None:
@@ -468,16 +505,18 @@ def compare_result_files(result: Any, expected: Any) -> float:
     text = text.strip()
     gold_number = _as_number(gold)
     if gold_number is None:
-        return float(text == gold)
+        if text != gold:
+            return fail(VALUE_MISMATCH, f"the answer differs from the gold file's: {first_line_difference(text, gold)}")
+        return 1.0
     if gold in text:
         return 1.0
     number = _as_number(text)
     ok = number is not None and abs(number - gold_number) < 1e-4
     if not ok:
         logger.info("compare_result_files: %.200r does not give %s", text, gold)
-    return float(ok)
-
-
+        return fail(VALUE_MISMATCH, f"expected the answer {gold} (in the text, or a number within 1e-4 of it), "
+                                    f"got {shown(text)}")
+    return 1.0
 
 # --------------------------------------------------------------------------- desktop state
 
@@ -493,12 +532,17 @@ def check_moved_jpgs(result: Any, expected: Any) -> float:
     children = result.get("children") if isinstance(result, dict) else None
     if not isinstance(children, list):
         logger.info("check_moved_jpgs: the result is not a folder listing: %r", result)
-        return 0.0
-    names = [c.get("name") for c in children if isinstance(c, dict)]
-    ok = sorted(map(str, names)) == sorted(want)
+        if result is None:
+            return fail(MISSING_RESULT, "no folder listing (the getter gave None)")
+        return fail(UNREADABLE_RESULT, f"the result is not a folder listing with children: {shown(result)}")
+    names = sorted(map(str, (c.get("name") for c in children if isinstance(c, dict))))
+    ok = names == sorted(want)
     if not ok:
-        logger.info("check_moved_jpgs: the folder holds %s, expected %s", sorted(map(str, names)), sorted(want))
-    return float(ok)
+        logger.info("check_moved_jpgs: the folder holds %s, expected %s", names, sorted(want))
+        missing, extra = Counter(want) - Counter(names), Counter(names) - Counter(want)
+        return fail(STRUCTURE_MISMATCH, f"the folder {result.get('name', '')!r} lacks {sorted(missing)} and holds "
+                                        f"unexpected {sorted(extra)} (it holds {shown(names)})")
+    return 1.0
 
 
 _TIME_ZONE_LINE = re.compile(r"Time zone:.*\(([^()]*?),?\s*([+-]\d{4})\)")
@@ -511,11 +555,14 @@ def is_utc_0(result: Any, expected: Any = None) -> float:
     Takes no expected value.
     """
     text = text_of(result)
-    match = _TIME_ZONE_LINE.search(text or "")
+    if text is None:
+        return fail(MISSING_RESULT, "no timedatectl output (the getter gave None)")
+    match = _TIME_ZONE_LINE.search(text)
     if match is None:
         logger.info("is_utc_0: no 'Time zone: ... (NAME, +HHMM)' line in %.300r", text)
-        return 0.0
+        return fail(UNREADABLE_RESULT, f"no 'Time zone: ... (NAME, +HHMM)' line in the output {shown(text)}")
     ok = match.group(2) in ("+0000", "-0000")
     if not ok:
         logger.info("is_utc_0: the time zone offset is %s", match.group(2))
-    return float(ok)
+        return fail(VALUE_MISMATCH, f"{match.group(0).strip()!r}: expected the offset +0000, got {match.group(2)}")
+    return 1.0

@@ -18,12 +18,17 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from desktop_env.errors import TaskConfigError
+from desktop_env.evaluators.metrics.differences import plural
 from desktop_env.evaluators.metrics.files import (
     as_list, did_you_mean, fuzzy_ratio, gold_file, gold_text, require_package, result_file, result_text, rule_dict,
     string_list,
 )
 from desktop_env.evaluators.metrics.images import DEFAULT_THRESHOLD, image_similarity
 from desktop_env.evaluators.metrics.utils import MetricError, expected_value
+from desktop_env.evaluators.reasons import (
+    STRUCTURE_MISMATCH, THRESHOLD_NOT_MET, UNREADABLE_RESULT, VALUE_MISMATCH, collecting, explain, fail, first_failure,
+    shown,
+)
 from desktop_env.registry import METRICS
 
 logger = logging.getLogger(__name__)
@@ -43,10 +48,12 @@ def _docx_paragraphs(path: Path) -> list[str] | None:
             info = z.getinfo("word/document.xml")
             if info.file_size > _DOCX_XML_MAX_BYTES:
                 logger.info("%s: document.xml is too large (%d bytes)", path, info.file_size)
+                explain(UNREADABLE_RESULT, f"{path}: word/document.xml is too large ({info.file_size} bytes)")
                 return None
             root = ET.fromstring(z.read(info))
     except (KeyError, OSError, EOFError, zipfile.BadZipFile, zlib.error, ET.ParseError, ValueError) as exc:
         logger.info("%s is not a readable .docx: %s", path, exc)
+        explain(UNREADABLE_RESULT, f"{path} is not a readable .docx: {exc}")
         return None
     body = root.find(f"{_W}body")
     paragraphs = []
@@ -91,9 +98,15 @@ def fuzzy_place_math(result: Any, expected: Any, word_count: int = 3) -> float:
     words = [w for text in paragraphs for w in text.split()]
     if len(words) != word_count:
         logger.info("fuzzy_place_math: %d words %r, expected %d", len(words), words, word_count)
-        return 0.0
-    scores = [max(fuzzy_ratio(w, a, "fuzzy_place_math") for a in answers) for w in words]
-    return sum(scores) / len(scores)
+        return fail(THRESHOLD_NOT_MET, f"the document holds {len(words)} words {shown(words)}, expected "
+                                       f"{word_count} (word_count)")
+    best = [max((fuzzy_ratio(w, a, "fuzzy_place_math"), a) for a in answers) for w in words]
+    score = sum(s for s, _ in best) / len(best)
+    if score < 1:
+        k = min(range(len(best)), key=lambda i: best[i][0])
+        return fail(VALUE_MISMATCH, f"word {k + 1} {shown(words[k])} is only {best[k][0]:.3f} alike its closest "
+                                    f"accepted answer {shown(best[k][1])} (mean {score:.3f})", score)
+    return score
 
 
 # --------------------------------------------------------------------------- archives
@@ -119,6 +132,8 @@ def _within_limits(path: Path, count: int, size: int) -> bool:
     if count > _ARCHIVE_MAX_MEMBERS or size > _ARCHIVE_MAX_BYTES:
         logger.info("%s holds %d files, %d bytes: over the limits (%d files, %d bytes)", path, count, size,
                     _ARCHIVE_MAX_MEMBERS, _ARCHIVE_MAX_BYTES)
+        explain(UNREADABLE_RESULT, f"{path} holds {count} files, {size} bytes: over the limits "
+                                   f"({_ARCHIVE_MAX_MEMBERS} files, {_ARCHIVE_MAX_BYTES} bytes)")
         return False
     return True
 
@@ -127,8 +142,8 @@ def _archive_members(path: Path, tar: bool = True) -> dict[str, bytes] | None:
     """The regular files of a zip (or, with ``tar``, a tar/tar.gz/tar.bz2/tar.xz) archive by member name.
 
     Read into memory, never extracted: a member's name cannot place a file anywhere. Directories,
-    links and devices are left out. None (logged) when the file is not such an archive, is damaged,
-    or is larger than the limits.
+    links and devices are left out. None (logged, explained as ``unreadable_result``) when the file is
+    not such an archive, is damaged, or is larger than the limits.
     """
     try:
         if zipfile.is_zipfile(path):
@@ -145,8 +160,10 @@ def _archive_members(path: Path, tar: bool = True) -> dict[str, bytes] | None:
                 return {_member_name(m.name): t.extractfile(m).read() for m in members}
     except _ARCHIVE_ERRORS as exc:
         logger.info("%s is not a readable archive: %s", path, exc)
+        explain(UNREADABLE_RESULT, f"{path} is not a readable archive: {exc}")
         return None
     logger.info("%s is not a %s archive", path, "zip or tar" if tar else "zip")
+    explain(UNREADABLE_RESULT, f"{path} is not a {'zip or tar' if tar else 'zip'} archive")
     return None
 
 
@@ -161,8 +178,10 @@ def _under(members: dict[str, bytes], folder: str) -> dict[str, bytes]:
 def _same_names(got: dict, gold: dict, metric: str) -> bool:
     if set(got) == set(gold):
         return True
-    logger.info("%s: member names differ; missing %s, extra %s", metric, sorted(set(gold) - set(got)),
-                sorted(set(got) - set(gold)))
+    missing, extra = sorted(set(gold) - set(got)), sorted(set(got) - set(gold))
+    logger.info("%s: member names differ; missing %s, extra %s", metric, missing, extra)
+    explain(STRUCTURE_MISMATCH, f"the archive's files differ from the gold's: missing {shown(missing)}, "
+                                f"extra {shown(extra)}")
     return False
 
 
@@ -226,25 +245,44 @@ def compare_archive(result: Any, expected: Any, file_type: str = "text", file_pa
         for i, name in enumerate(sorted(gold)):
             mine = _write_member(Path(tmp, "result"), i, name, got[name])
             theirs = _write_member(Path(tmp, "expected"), i, name, gold[name])
-            score = float(compare(mine, theirs, **options))
+            with collecting() as noted:  # the member metric's reason, told with the member's name below
+                score = float(compare(mine, theirs, **options))
             logger.debug("compare_archive: %s scores %.3f", name, score)
+            if score < 1 and all(s >= 1 for s in scores):  # the first member below 1 explains the mean
+                inner = first_failure(noted)
+                explain(inner.kind if inner else VALUE_MISMATCH,
+                        f"{name} ({metric_name}, scored {score:.3g}): "
+                        + (inner.text if inner else "it differs from the gold archive's"))
             scores.append(score)
     return sum(scores) / len(scores)
 
 
-def _member_equal(name: str, a: bytes, b: bytes) -> bool:
-    """Two zip members hold the same thing: PDFs the same text (95% alike), text the same text
-    (any line endings), anything else the same bytes."""
+def _member_difference(name: str, a: bytes, b: bytes) -> tuple[str, str] | None:
+    """How zip member ``a`` differs from the gold's ``b`` as ``(kind, text)``, or None when they hold the same
+    thing: PDFs the same text (95% alike), text the same text (any line endings), anything else the same bytes."""
     if a == b:
-        return True
+        return None
     if name.lower().endswith(".pdf"):
-        ta, tb = (_pdf_text(io.BytesIO(x), name, "compare_zip_files") for x in (a, b))
-        return ta is not None and tb is not None and fuzzy_ratio(ta, tb, "compare_zip_files") >= 0.95
+        with collecting():  # an unreadable member PDF is told below, with its member name
+            ta, tb = (_pdf_text(io.BytesIO(x), name, "compare_zip_files") for x in (a, b))
+        if ta is None or tb is None:
+            return UNREADABLE_RESULT, f"{name}: {'the gold' if ta is not None else 'the'} PDF is not readable"
+        ratio = fuzzy_ratio(ta, tb, "compare_zip_files")
+        if ratio >= 0.95:
+            return None
+        return THRESHOLD_NOT_MET, f"{name}: PDF text similarity {ratio:.3f} is below 0.95"
     try:
         sa, sb = a.decode("utf-8-sig"), b.decode("utf-8-sig")
     except UnicodeDecodeError:
-        return False
-    return sa.replace("\r\n", "\n").replace("\r", "\n") == sb.replace("\r\n", "\n").replace("\r", "\n")
+        return VALUE_MISMATCH, f"{name}: the bytes differ ({len(a)} bytes, expected {len(b)})"
+    la, lb = sa.replace("\r\n", "\n").replace("\r", "\n"), sb.replace("\r\n", "\n").replace("\r", "\n")
+    if la == lb:
+        return None
+    lines_a, lines_b = la.split("\n"), lb.split("\n")
+    k = next((i for i, (x, y) in enumerate(zip(lines_a, lines_b)) if x != y), min(len(lines_a), len(lines_b)))
+    mine = shown(lines_a[k]) if k < len(lines_a) else "the end of the file"
+    theirs = shown(lines_b[k]) if k < len(lines_b) else "the end of the file"
+    return VALUE_MISMATCH, f"{name}, line {k + 1}: expected {theirs}, got {mine}"
 
 
 @METRICS.register()
@@ -265,10 +303,12 @@ def compare_zip_files(result: Any, expected: Any) -> float:
     got = None if path is None else _archive_members(path, tar=False)
     if got is None or not _same_names(got, gold, "compare_zip_files"):
         return 0.0
-    differing = [name for name in sorted(gold) if not _member_equal(name, got[name], gold[name])]
-    if differing:
-        logger.info("compare_zip_files: members differ: %s", differing)
-    return float(not differing)
+    differences = {name: why for name in sorted(gold) if (why := _member_difference(name, got[name], gold[name]))}
+    if differences:
+        logger.info("compare_zip_files: members differ: %s", list(differences))
+        kind, text = next(iter(differences.values()))
+        return fail(kind, f"{text} ({len(differences)} of {len(gold)} files differ)")
+    return 1.0
 
 
 # --------------------------------------------------------------------------- HTML
@@ -280,28 +320,45 @@ class _HtmlOutline(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.ignored = ignored_attributes
         self.events: list[tuple] = []
+        self.lines: list[int] = []  # the line each event starts on, for reasons
+
+    def _add(self, event: tuple) -> None:
+        self.events.append(event)
+        self.lines.append(self.getpos()[0])
 
     def handle_starttag(self, tag, attrs):
         kept = sorted((k, v or "") for k, v in attrs if k not in self.ignored)
-        self.events.append(("start", tag, tuple(kept)))
+        self._add(("start", tag, tuple(kept)))
 
     def handle_startendtag(self, tag, attrs):
         self.handle_starttag(tag, attrs)
 
     def handle_endtag(self, tag):
-        self.events.append(("end", tag))
+        self._add(("end", tag))
 
     def handle_data(self, data):
         text = " ".join(data.split())
         if text:
-            self.events.append(("text", text))
+            self._add(("text", text))
 
 
-def _html_outline(text: str, ignored: frozenset[str]) -> list[tuple]:
+def _html_outline(text: str, ignored: frozenset[str]) -> _HtmlOutline:
     parser = _HtmlOutline(ignored)
     parser.feed(text)
     parser.close()
-    return parser.events
+    return parser
+
+
+def _html_item(events: list[tuple], at: int) -> str:
+    """One item of an HTML outline for a reason: ``<td class='x'>``, ``</td>``, ``text 'Total'``, or the end."""
+    if at >= len(events):
+        return "the end of the document"
+    event = events[at]
+    if event[0] == "text":
+        return f"text {shown(event[1])}"
+    if event[0] == "end":
+        return f"</{event[1]}>"
+    return shown("<" + " ".join([event[1], *(f'{k}="{v}"' for k, v in event[2])]) + ">")
 
 
 @METRICS.register()
@@ -320,17 +377,23 @@ def compare_htmls(result: Any, expected: Any, ignore_sdnum: bool = False) -> flo
     if not isinstance(ignore_sdnum, bool):
         raise MetricError(f"compare_htmls: ignore_sdnum must be true or false, got {ignore_sdnum!r}")
     ignored = frozenset({"sdnum"} if ignore_sdnum else ())
-    gold = _html_outline(gold_text(expected, "compare_htmls"), ignored)
+    gold_outline = _html_outline(gold_text(expected, "compare_htmls"), ignored)
     text = result_text(result, "compare_htmls")
     if text is None:
         return 0.0
-    mine = _html_outline(text, ignored)
+    outline = _html_outline(text, ignored)
+    mine, gold = outline.events, gold_outline.events
     if mine == gold:
         return 1.0
     at = next((i for i, (a, b) in enumerate(zip(mine, gold)) if a != b), min(len(mine), len(gold)))
     logger.info("compare_htmls: documents differ at item %d: %r vs %r", at,
                 mine[at] if at < len(mine) else "<end>", gold[at] if at < len(gold) else "<end>")
-    return 0.0
+    texts = at < len(mine) and at < len(gold) and mine[at][0] == gold[at][0] == "text"
+    line = outline.lines[at] if at < len(mine) else (outline.lines[-1] if mine else 1)
+    gold_line = gold_outline.lines[at] if at < len(gold) else (gold_outline.lines[-1] if gold else 1)
+    return fail(VALUE_MISMATCH if texts else STRUCTURE_MISMATCH,
+                f"line {line} (line {gold_line} of the gold): expected {_html_item(gold, at)}, "
+                f"got {_html_item(mine, at)}")
 
 
 # --------------------------------------------------------------------------- PDF
@@ -342,6 +405,7 @@ def _pdf_reader(source: Any, what: Any, metric: str) -> Any:
         return pypdf.PdfReader(source)
     except Exception as exc:  # noqa: BLE001 - pypdf raises many kinds on damaged input; all mean "unreadable"
         logger.info("%s is not a readable PDF: %s", what, exc)
+        explain(UNREADABLE_RESULT, f"{what} is not a readable PDF: {exc}")
         return None
 
 
@@ -354,6 +418,7 @@ def _pdf_text(source: Any, what: Any = None, metric: str = "compare_pdfs") -> st
         return "".join(page.extract_text() or "" for page in reader.pages).strip()
     except Exception as exc:  # noqa: BLE001 - as in _pdf_reader
         logger.info("cannot extract the text of %s: %s", what or source, exc)
+        explain(UNREADABLE_RESULT, f"cannot extract the text of {what or source}: {exc}")
         return None
 
 
@@ -384,8 +449,19 @@ def compare_pdfs(result: Any, expected: Any) -> float:
         if text is not None:
             score = fuzzy_ratio(text, gold_text, "compare_pdfs")
             logger.info("compare_pdfs: %s text similarity %.3f", path, score)
+            if score < 1:
+                at = next((i for i, (x, y) in enumerate(zip(text, gold_text)) if x != y),
+                          min(len(text), len(gold_text)))
+                explain(VALUE_MISMATCH, f"{path}: text similarity {score:.3f} to the gold's; first difference at "
+                                        f"character {at + 1}: expected {_text_from(gold_text, at)}, "
+                                        f"got {_text_from(text, at)}")
             total += score
     return total / len(golds)
+
+
+def _text_from(text: str, at: int) -> str:
+    """Up to 40 characters of ``text`` from offset ``at``, for a reason (or the end of the text)."""
+    return shown(text[at:at + 40]) if at < len(text) else "the end of the text"
 
 
 _RELATIONS = {name: getattr(operator, name) for name in ("eq", "ne", "lt", "le", "gt", "ge")}
@@ -416,11 +492,13 @@ def check_pdf_pages(result: Any, expected: Any) -> float:
         pages = len(reader.pages)
     except Exception as exc:  # noqa: BLE001 - as in _pdf_reader
         logger.info("check_pdf_pages: cannot count the pages of %s: %s", path, exc)
-        return 0.0
+        return fail(UNREADABLE_RESULT, f"cannot count the pages of {path}: {exc}")
     ok = bool(_RELATIONS[relation](pages, ref))
     if not ok:
         logger.info("check_pdf_pages: %s has %d pages; expected %s %s", path, pages, relation, ref)
-    return float(ok)
+        return fail(THRESHOLD_NOT_MET, f"{path.name} has {plural(pages, 'page')}; expected a page count {relation} "
+                                       f"{ref:g}")
+    return 1.0
 
 
 def _pdf_images(path: Path, metric: str) -> list | None:
@@ -436,6 +514,7 @@ def _pdf_images(path: Path, metric: str) -> list | None:
                 logger.debug("%s: page %d image %s %s", path, number, image.name, image.image.size)
     except Exception as exc:  # noqa: BLE001 - as in _pdf_reader
         logger.info("cannot read the images of %s: %s", path, exc)
+        explain(UNREADABLE_RESULT, f"cannot read the images of {path}: {exc}")
         return None
     return images
 
@@ -467,9 +546,15 @@ def compare_pdf_images(result: Any, expected: Any, threshold: float = DEFAULT_TH
         return 0.0
     if len(mine) != len(gold):
         logger.info("compare_pdf_images: %d images, the gold PDF has %d", len(mine), len(gold))
-        return 0.0
+        return fail(STRUCTURE_MISMATCH, f"{path.name} embeds {plural(len(mine), 'image')}, the gold PDF {len(gold)}")
     if not gold:
         return 1.0
     scores = [image_similarity(a, b, resize=True) for a, b in zip(mine, gold)]
     logger.info("compare_pdf_images: image similarities %s", [round(s, 3) for s in scores])
-    return sum(s >= threshold for s in scores) / len(gold)
+    score = sum(s >= threshold for s in scores) / len(gold)
+    below = [i for i, s in enumerate(scores) if s < threshold]
+    if below:
+        return fail(THRESHOLD_NOT_MET, f"image {below[0] + 1} of {len(gold)}: similarity {scores[below[0]]:.3f} "
+                                       f"to the gold's is below the threshold {threshold:g} "
+                                       f"({plural(len(below), 'image')} below)", score)
+    return score

@@ -15,8 +15,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from desktop_env.evaluators.metrics.files import as_list, gold_file
+from desktop_env.evaluators.metrics.differences import missing_file
+from desktop_env.evaluators.metrics.files_common import as_list, gold_file
 from desktop_env.evaluators.metrics.utils import MetricError, as_existing_path
+from desktop_env.evaluators.reasons import MISSING_RESULT, RULE_FAILED, fail, shown
 from desktop_env.registry import METRICS
 
 logger = logging.getLogger(__name__)
@@ -149,7 +151,8 @@ def check_python_file_by_test_suite(result: Any, expected: Any, test_function_na
     sources = [p for p in (as_existing_path(r) for r in as_list(result)) if p is not None]
     if not sources:
         logger.info("check_python_file_by_test_suite: no result file (%r); it scores 0", result)
-        return 0.0
+        return fail(MISSING_RESULT, missing_file(next(iter(as_list(result)), None)))
+    test = f"{test_file.name}:{test_function_name}()"
     with tempfile.TemporaryDirectory(prefix="test-suite-") as tmp:
         work, logs = Path(tmp, "work"), Path(tmp, "logs")
         work.mkdir()
@@ -169,18 +172,22 @@ def check_python_file_by_test_suite(result: Any, expected: Any, test_function_na
                 returncode = proc.wait(timeout=timeout_s)
             except subprocess.TimeoutExpired:
                 logger.info("check_python_file_by_test_suite: the test ran over %ss; it scores 0", timeout_s)
-                return 0.0
+                return fail(RULE_FAILED, f"the test {test} ran over its timeout of {timeout_s:g} s")
             finally:
                 _stop_group(proc)
         scores = [line[len(tag):] for line in out_path.read_text(encoding="utf-8", errors="replace").splitlines()
                   if line.startswith(tag)]
         if returncode != 0 or not scores:
-            logger.info("check_python_file_by_test_suite: the test failed (exit %s): %s", returncode,
-                        _tail(err_path).strip())
-            return 0.0
+            tail = _tail(err_path).strip()
+            logger.info("check_python_file_by_test_suite: the test failed (exit %s): %s", returncode, tail)
+            last = tail.splitlines()[-1] if tail else "no error output"
+            return fail(RULE_FAILED, f"the test {test} failed (exit {returncode}): {shown(last, 200)}")
     try:
         score = float(json.loads(scores[-1]))
     except (ValueError, TypeError):
-        return 0.0
+        return fail(RULE_FAILED, f"the test {test} printed a score that is not a number: {shown(scores[-1])}")
     logger.info("check_python_file_by_test_suite: %s.%s() -> %s", test_file.name, test_function_name, score)
-    return min(1.0, max(0.0, score))
+    score = min(1.0, max(0.0, score))
+    if score < 1.0:
+        return fail(RULE_FAILED, f"the test {test} returned a score of {score:g}", score)
+    return score

@@ -7,6 +7,8 @@ from typing import Any
 
 from openpyxl.utils.datetime import to_excel
 
+from desktop_env.evaluators.reasons import RULE_FAILED, THRESHOLD_NOT_MET, VALUE_MISMATCH, shown
+
 
 FUZZY_TYPES = ("exact_match", "fuzzy_match", "includes", "included_by")
 
@@ -68,3 +70,16 @@ def fuzzy_cells_match(first: str, second: str, spec: dict) -> bool:
     if kind == "included_by":
         return first in second
     return fuzzy_ratio(first, second) >= float(spec.get("threshold", 85.0))
+
+
+def fuzzy_mismatch(cell: str, first: str, second: str, spec: dict) -> tuple[str, str]:
+    """``(kind, text)`` of a cell whose text ``first`` fails the match ``spec`` against the expected ``second``."""
+    kind = spec["type"]
+    if kind == "exact_match":
+        return VALUE_MISMATCH, f"{cell}: expected {shown(second)}, got {shown(first)} (exact_match)"
+    if kind == "includes":
+        return RULE_FAILED, f"{cell}: {shown(first)} does not include the expected {shown(second)}"
+    if kind == "included_by":
+        return RULE_FAILED, f"{cell}: {shown(first)} is not included in the expected {shown(second)}"
+    return THRESHOLD_NOT_MET, (f"{cell}: similarity {fuzzy_ratio(first, second):.1f} below the threshold "
+                               f"{float(spec.get('threshold', 85.0)):g} (expected {shown(second)}, got {shown(first)})")

@@ -20,6 +20,8 @@ import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from desktop_env.evaluators.metrics.utils import MetricError, as_existing_path
+from desktop_env.evaluators.reasons import (MISSING_RESULT, RULE_FAILED, STRUCTURE_MISMATCH, THRESHOLD_NOT_MET,
+                                            UNREADABLE_RESULT, VALUE_MISMATCH, explain, fail)
 from desktop_env.registry import METRICS
 
 logger = logging.getLogger(__name__)
@@ -53,15 +55,18 @@ def _load(path: Path) -> Image.Image:
 
 
 def result_image(value: Any, metric: str) -> Image.Image | None:
-    """The agent's image, or None (logged) when it is missing or not an image."""
+    """The agent's image, or None (logged and explained) when it is missing or not an image."""
     path = as_existing_path(value)
     if path is None:
         logger.info("%s: no result image (%r); it scores 0", metric, value)
+        explain(MISSING_RESULT, "there is no result image (None)" if value is None
+                else f"the result image {value} does not exist")
         return None
     try:
         return _load(path)
     except (UnidentifiedImageError, OSError) as exc:
         logger.info("%s: the result %s is not a readable image (%s); it scores 0", metric, path, exc)
+        explain(UNREADABLE_RESULT, f"the result file {path.name} is not a readable image ({exc})")
         return None
 
 
@@ -137,24 +142,44 @@ def _too_small(*images: Image.Image) -> bool:
     return any(min(im.size) < _SSIM_WINDOW for im in images)
 
 
-def _structure_ssim(a: Image.Image, b: Image.Image, metric: str) -> float | None:
-    """SSIM of two images of the same size (transparency-aware), or None (logged) when they cannot be compared."""
+def _size(im: Image.Image) -> str:
+    return f"{im.width}x{im.height}"
+
+
+def _comparable_sizes(a: Image.Image, b: Image.Image, metric: str) -> bool:
+    """Whether the result ``a`` and the expected ``b`` have one size, large enough for SSIM (else explained)."""
     if a.size != b.size:
         logger.info("%s: image sizes differ: %s vs %s", metric, a.size, b.size)
-        return None
+        explain(STRUCTURE_MISMATCH, f"image sizes differ: result {_size(a)}, expected {_size(b)}")
+        return False
     if _too_small(a, b):
         logger.info("%s: images of %s are too small for SSIM (under %d px a side)", metric, a.size, _SSIM_WINDOW)
+        explain(STRUCTURE_MISMATCH, f"the images are {_size(a)}, too small to compare (SSIM needs {_SSIM_WINDOW} px "
+                                    f"a side)")
+        return False
+    return True
+
+
+def _structure_ssim(a: Image.Image, b: Image.Image, metric: str) -> float | None:
+    """SSIM of two images of the same size (transparency-aware), or None (explained) when they cannot be compared."""
+    if not _comparable_sizes(a, b, metric):
         return None
     with_alpha = _has_alpha(a) or _has_alpha(b)
     return _ssim_arrays(_comparable(a, with_alpha), _comparable(b, with_alpha))
 
 
-def _similar(a: Image.Image, b: Image.Image, threshold: float, metric: str) -> bool:
-    """Whether the structure SSIM of ``a`` and ``b`` (same size) reaches ``threshold``."""
+def _similar(a: Image.Image, b: Image.Image, threshold: float, metric: str, compared: str = "the result") -> bool:
+    """Whether the structure SSIM of ``a`` and ``b`` (same size) reaches ``threshold`` (explained when not).
+
+    ``compared`` names ``a`` in the reason ("the result flipped back left-right").
+    """
     score = _structure_ssim(a, b, metric)
     if score is None:
         return False
     logger.info("%s: SSIM %.4f (pass mark %.4f)", metric, score, threshold)
+    if score < threshold:
+        explain(THRESHOLD_NOT_MET, f"structure SSIM of {compared} against the expected image {score:.4f} < "
+                                   f"{threshold:g}: not the same picture")
     return score >= threshold
 
 
@@ -165,15 +190,17 @@ def _check_fraction(value: Any, name: str, metric: str) -> float:
 
 
 def _score_similar(result: Any, expected: Any, metric: str, threshold: float,
-                   transform: Callable[[Image.Image], Image.Image] | None = None) -> float:
-    """1 when the result (after ``transform``) and the expected image have the same size and SSIM >= threshold."""
+                   transform: Callable[[Image.Image], Image.Image] | None = None,
+                   compared: str = "the result") -> float:
+    """1 when the result (after ``transform``, which ``compared`` names) and the expected image have the same size
+    and SSIM >= threshold."""
     pair = _load_pair(result, expected, metric)
     if pair is None:
         return 0.0
     edited, original = pair
     if transform is not None:
         edited = transform(edited)
-    return float(_similar(edited, original, threshold, metric))
+    return float(_similar(edited, original, threshold, metric, compared))
 
 
 @METRICS.register()
@@ -207,11 +234,13 @@ def check_structure_sim_with_threshold(result: Any, expected: Any,
     if pair is None:
         return 0.0
     edited, original = pair
+    compared = "the result"
     if edited.size != original.size:
         logger.info("%s: scaling the result from %s to %s", metric, edited.size, original.size)
+        compared = f"the result scaled from {_size(edited)} to {_size(original)}"
         edited = edited.convert("RGBA" if _has_alpha(edited) else "RGB").resize(original.size,
                                                                               Image.Resampling.LANCZOS)
-    return float(_similar(edited, original, threshold, metric))
+    return float(_similar(edited, original, threshold, metric, compared))
 
 
 def visible_content(im: Image.Image) -> Image.Image | None:
@@ -238,9 +267,10 @@ def check_structure_sim_resized(result: Any, expected: Any) -> float:
     content = visible_content(edited)
     if content is None:
         logger.info("%s: the result is fully transparent", metric)
-        return 0.0
+        return fail(STRUCTURE_MISMATCH, f"the result image ({_size(edited)}) is fully transparent: no content")
     scaled = flatten(content).resize(original.size, Image.Resampling.LANCZOS)
-    return float(_similar(scaled, flatten(original), STRUCTURE_SSIM, metric))
+    return float(_similar(scaled, flatten(original), STRUCTURE_SSIM, metric,
+                          f"the result's visible content ({_size(content)}) scaled to {_size(original)}"))
 
 
 # --------------------------------------------------------------------------- tone edits
@@ -272,7 +302,8 @@ def _edited_and_similar(result: Any, expected: Any, metric: str, quality: str, m
     if not (after > before if increase else after < before):
         logger.info("%s: the %s did not %s (original %.3f, result %.3f)", metric, quality,
                     "increase" if increase else "decrease", before, after)
-        return 0.0
+        return fail(RULE_FAILED, f"the {quality} did not {'increase' if increase else 'decrease'}: "
+                                 f"original {before:.3f}, result {after:.3f}")
     if not similar(edited, original):
         logger.info("%s: the %s changed (%.3f -> %.3f) but the picture is not the same", metric, quality,
                     before, after)
@@ -313,6 +344,9 @@ def check_brightness_decrease_and_structure_sim(result: Any, expected: Any, thre
             edited = flatten(edited).resize(original.size, Image.Resampling.LANCZOS)
         mse = float(np.mean((_normalized_brightness(edited) - _normalized_brightness(original)) ** 2))
         logger.info("%s: brightness-normalized MSE %.5f (bound %.5f)", metric, mse, bound)
+        if mse >= bound:
+            explain(THRESHOLD_NOT_MET, f"brightness-normalized MSE of the result against the original {mse:.5f} >= "
+                                       f"{bound:g}: not the same picture")
         return mse < bound
 
     return _edited_and_similar(result, expected, metric, "brightness", _brightness, False, same_picture)
@@ -342,14 +376,17 @@ def check_saturation_increase_and_structure_sim(result: Any, expected: Any) -> f
     metric = "check_saturation_increase_and_structure_sim"
 
     def same_hue_and_value(edited: Image.Image, original: Image.Image) -> bool:
-        if edited.size != original.size or _too_small(edited, original):
-            logger.info("%s: cannot compare images of %s and %s", metric, edited.size, original.size)
+        if not _comparable_sizes(edited, original, metric):
             return False
         a = np.asarray(flatten(edited).convert("HSV"), dtype=np.float64)
         b = np.asarray(flatten(original).convert("HSV"), dtype=np.float64)
         hue, value = _ssim_arrays(a[..., 0], b[..., 0]), _ssim_arrays(a[..., 2], b[..., 2])
         logger.info("%s: SSIM of hue %.4f, of value %.4f (pass mark %.2f)", metric, hue, value, STRUCTURE_SSIM)
-        return hue >= STRUCTURE_SSIM and value >= STRUCTURE_SSIM
+        ok = hue >= STRUCTURE_SSIM and value >= STRUCTURE_SSIM
+        if not ok:
+            explain(THRESHOLD_NOT_MET, f"SSIM against the original of the hue {hue:.4f} and of the value {value:.4f}: "
+                                       f"both must be >= {STRUCTURE_SSIM:g} (not the same picture)")
+        return ok
 
     return _edited_and_similar(result, expected, metric, "saturation", _saturation, True, same_hue_and_value)
 
@@ -368,7 +405,7 @@ def check_palette_and_structure_sim(result: Any, expected: Any) -> float:
     edited, original = pair
     if edited.mode != "P":
         logger.info("%s: the result is in mode %s, not palette-based (P)", metric, edited.mode)
-        return 0.0
+        return fail(VALUE_MISMATCH, f"image mode: expected P (palette-based, indexed), got {edited.mode}")
     return float(_similar(edited, original, STRUCTURE_SSIM, metric))
 
 
@@ -378,7 +415,8 @@ def check_image_mirror(result: Any, expected: Any) -> float:
 
     ``result``: the mirrored image; ``expected``: the original. Same size required.
     """
-    return _score_similar(result, expected, "check_image_mirror", MIRROR_SSIM, transform=ImageOps.mirror)
+    return _score_similar(result, expected, "check_image_mirror", MIRROR_SSIM, transform=ImageOps.mirror,
+                          compared="the result flipped back left-right")
 
 
 @METRICS.register()
@@ -414,14 +452,17 @@ def check_green_background(result: Any, expected: Any) -> float:
         raise MetricError(f"{metric}: the expected image {expected} is all black, so it marks no background")
     if edited.size != original.size:
         logger.info("%s: image sizes differ: %s vs %s", metric, edited.size, original.size)
-        return 0.0
+        return fail(STRUCTURE_MISMATCH, f"image sizes differ: result {_size(edited)}, expected {_size(original)}")
     rgb = _rgb_array(edited)
     r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
     not_green = background & ~((g > r) & (g > b))
     if not_green.any():
         logger.info("%s: %d of %d background pixels are not green", metric, int(not_green.sum()),
                     int(background.sum()))
-        return 0.0
+        y, x = (int(v) for v in np.argwhere(not_green)[0])
+        return fail(RULE_FAILED, f"{int(not_green.sum())} of {int(background.sum())} background pixels are not green "
+                                 f"(G above R and B); the first at x {x}, y {y} is RGB "
+                                 f"{tuple(int(c) for c in rgb[y, x])}")
     return 1.0
 
 
@@ -455,11 +496,16 @@ def check_triangle_position(result: Any, expected: Any = None) -> float:
     others = ~_near(rgb, background)
     if not others.any():
         logger.info("%s: the image is one colour, there is no shape", metric)
-        return 0.0
+        return fail(STRUCTURE_MISMATCH, f"the result image ({_size(im)}) is one colour: there is no shape")
     shape = others & _near(rgb, _dominant_colour(rgb[others]))
     rows, cols = np.nonzero(shape)
     height, width = shape.shape
     dy, dx = rows.mean() + 0.5 - height / 2, cols.mean() + 0.5 - width / 2
     centred = abs(dx) <= _CENTRE_TOLERANCE * width and abs(dy) <= _CENTRE_TOLERANCE * height
     logger.info("%s: shape centroid %.1f px right, %.1f px below the centre of %dx%d", metric, dx, dy, width, height)
-    return float(centred)
+    if not centred:
+        return fail(THRESHOLD_NOT_MET, f"the shape's centroid is {abs(dx):.1f} px {'left' if dx < 0 else 'right'} of "
+                                       f"and {abs(dy):.1f} px {'above' if dy < 0 else 'below'} the centre of the "
+                                       f"{width}x{height} image; at most {_CENTRE_TOLERANCE * width:.1f} px and "
+                                       f"{_CENTRE_TOLERANCE * height:.1f} px ({_CENTRE_TOLERANCE:.0%}) allowed")
+    return 1.0

@@ -11,12 +11,15 @@ import re
 import shutil
 import subprocess
 import tempfile
+from pathlib import Path
 from typing import Any
 
 from PIL import Image
 
 from desktop_env.evaluators.metrics.gimp import flatten, result_image, visible_content
 from desktop_env.evaluators.metrics.utils import MetricError, as_existing_path, text_of
+from desktop_env.evaluators.reasons import (MISSING_RESULT, RULE_FAILED, THRESHOLD_NOT_MET, UNREADABLE_RESULT,
+                                            VALUE_MISMATCH, explain, fail, shown)
 from desktop_env.registry import METRICS
 
 logger = logging.getLogger(__name__)
@@ -65,7 +68,12 @@ def check_image_size(result: Any, expected: Any) -> float:
     got = {"width": size[0], "height": size[1]}
     logger.info("%s: measured %dx%d (ignore_transparent=%s), want %s", metric, size[0], size[1],
                 bool(rule.get("ignore_transparent")), want)
-    return float(all(got[k] == v for k, v in want.items()))
+    for k, v in want.items():
+        if got[k] != v:
+            measured = "of its non-transparent content" if rule.get("ignore_transparent") else "of the image"
+            return fail(VALUE_MISMATCH, f"{k} {measured}: expected {v} px, got {got[k]} px "
+                                        f"(measured {size[0]}x{size[1]})")
+    return 1.0
 
 
 @METRICS.register()
@@ -88,9 +96,12 @@ def check_image_file_size(result: Any, expected: Any) -> float:
     im = result_image(result, metric)
     if im is None:
         return 0.0
-    size = as_existing_path(result).stat().st_size
+    path = as_existing_path(result)
+    size = path.stat().st_size
     logger.info("%s: %d bytes (must be under %s)", metric, size, max_size)
-    return float(size < max_size)
+    if size >= max_size:
+        return fail(THRESHOLD_NOT_MET, f"the file {path.name} is {size} bytes, not under max_size {max_size}")
+    return 1.0
 
 
 # --------------------------------------------------------------------------- GIMP configuration
@@ -126,17 +137,24 @@ def check_config_status(result: Any, expected: Any) -> float:
     text = text_of(result)
     if text is None:
         logger.info("%s: no config file; it scores 0", metric)
-        return 0.0
+        if isinstance(result, os.PathLike) and Path(result).exists():
+            return fail(UNREADABLE_RESULT, f"the config file {Path(result).name} cannot be read")
+        return fail(MISSING_RESULT, "there is no config file (None)" if result is None
+                    else f"the config file {result} does not exist")
     want = _unquote(str(value))
-    for line in text.splitlines():
+    found = None  # the first line setting the key, to another value
+    for number, line in enumerate(text.splitlines(), 1):
         if line.lstrip().startswith("#"):
             continue
         tokens = _CONFIG_TOKEN.findall(line)
-        if len(tokens) > len(keys) and tokens[:len(keys)] == keys and _unquote(tokens[-1]) == want:
-            logger.info("%s: found %r", metric, line.strip())
-            return 1.0
+        if len(tokens) > len(keys) and tokens[:len(keys)] == keys:
+            if _unquote(tokens[-1]) == want:
+                logger.info("%s: found %r", metric, line.strip())
+                return 1.0
+            found = found or f"line {number} is {shown(line.strip())}"
     logger.info("%s: no line sets %s to %r", metric, " ".join(keys), value)
-    return 0.0
+    return fail(RULE_FAILED, f"no line sets {' '.join(keys)} to {shown(value)}; "
+                             + (found or "it is not set, or only in comments"))
 
 
 # --------------------------------------------------------------------------- OCR
@@ -163,9 +181,12 @@ def _ocr(im: Image.Image, metric: str) -> str | None:
                                   timeout=_OCR_TIMEOUT, check=False)
         except subprocess.TimeoutExpired:
             logger.info("%s: tesseract took longer than %d s", metric, _OCR_TIMEOUT)
+            explain(UNREADABLE_RESULT, f"OCR (tesseract) of the result image took longer than {_OCR_TIMEOUT} s")
             return None
     if done.returncode != 0:
         logger.info("%s: tesseract failed (exit %d): %s", metric, done.returncode, done.stderr.strip()[-500:])
+        explain(UNREADABLE_RESULT, f"OCR (tesseract) of the result image failed (exit {done.returncode}): "
+                                   f"{done.stderr.strip()[-200:]}")
         return None
     return done.stdout
 
@@ -196,4 +217,7 @@ def compare_image_text(result: Any, expected: Any) -> float:
         return 0.0
     found, wanted = " ".join(read.split()), " ".join(want.split())
     logger.info("%s: OCR read %r", metric, found[:300])
-    return float(wanted in found)
+    if wanted not in found:
+        return fail(RULE_FAILED, f"the text OCR read in the image does not contain {shown(wanted)}; "
+                                 f"it read {shown(found, 200)}")
+    return 1.0

@@ -12,8 +12,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from desktop_env.evaluators.metrics.files import first_line_difference, missing_file
 from desktop_env.evaluators.metrics.utils import (MetricError, OptionError, as_existing_path, check_rule_method,
-                                                  match_value_to_rule, text_of)
+                                                  match_value_to_rule, rule_kind, rule_mismatch, rule_text, text_of)
+from desktop_env.evaluators.reasons import (MISSING_RESULT, RULE_FAILED, STRUCTURE_MISMATCH, UNREADABLE_RESULT,
+                                            VALUE_MISMATCH, fail, shown)
 from desktop_env.registry import METRICS
 
 logger = logging.getLogger(__name__)
@@ -93,17 +96,17 @@ def check_thunderbird_prefs(result: Any, expected: Any) -> float:
     text = text_of(result)
     if text is None:
         logger.info("%s: prefs.js is missing", metric)
-        return 0.0
+        return fail(MISSING_RESULT, missing_file(result, "prefs.js file"))
     prefs = _read_prefs(text)
     for name, rule in expect.items():
-        if name not in prefs or not match_value_to_rule(prefs[name], rule):
-            logger.info("%s: %s is %s, expected %s", metric, name,
-                        repr(prefs[name]) if name in prefs else "not set", rule)
-            return 0.0
+        if name not in prefs:
+            return fail(rule_kind(rule), f"preference {name}: expected {rule_text(rule)}, but it is not set")
+        if not match_value_to_rule(prefs[name], rule):
+            return fail(rule_kind(rule), f"preference {name}: {rule_mismatch(prefs[name], rule)}")
     for name, rule in unexpect.items():
         if name in prefs and match_value_to_rule(prefs[name], rule):
-            logger.info("%s: %s is %r, which the unexpect rule %s forbids", metric, name, prefs[name], rule)
-            return 0.0
+            return fail(RULE_FAILED, f"preference {name} is {shown(prefs[name])}, which the unexpect rule "
+                                     f"{rule_text(rule)} forbids")
     return 1.0
 
 
@@ -169,6 +172,25 @@ def _filter_matches(rule: dict[str, Any], flt: dict[str, Any]) -> bool:
     return True
 
 
+def _filter_differences(rule: dict[str, Any], flt: dict[str, Any]) -> list[str]:
+    """The fields in which a filter differs from a record, for a reason (``enabled: expected 'yes', got 'no'``)."""
+    found = []
+    for key, want in rule.items():
+        if key in ("action", "actionValue"):
+            continue
+        if key == "condition":
+            terms = [str(t).strip() for t in ([want] if isinstance(want, str) else list(want))]
+            if flt["condition"] != terms:
+                found.append(f"condition: expected {shown(terms)}, got {shown(flt['condition'])}")
+        elif key not in flt or flt[key] != str(want):
+            found.append(f"{key}: expected {shown(str(want))}, got {shown(flt.get(key))}")
+    if ("action" in rule or "actionValue" in rule) and not _filter_matches(
+            {k: v for k, v in rule.items() if k in ("action", "actionValue")}, flt):
+        want = {k: str(rule[k]) for k in ("action", "actionValue") if k in rule}
+        found.append(f"actions: expected one with {shown(want)}, got {shown([tuple(a) for a in flt['actions']])}")
+    return found
+
+
 def _check_filter_rules(metric: str, part: str, rules: list) -> None:
     for i, rule in enumerate(rules):
         if not isinstance(rule, dict) or not rule:
@@ -200,17 +222,22 @@ def check_thunderbird_filter(result: Any, expected: Any) -> float:
     text = text_of(result)
     if text is None:
         logger.info("%s: msgFilterRules.dat is missing", metric)
-        return 0.0
+        return fail(MISSING_RESULT, missing_file(result, "msgFilterRules.dat file"))
     filters = _read_filters(text)
-    for rule in expect:
+    for i, rule in enumerate(expect):
         if not any(_filter_matches(rule, flt) for flt in filters):
             logger.info("%s: no filter matches %s (filters: %s)", metric, rule, filters)
-            return 0.0
-    for rule in unexpect:
+            if not filters:
+                return fail(STRUCTURE_MISMATCH, f"msgFilterRules.dat holds no filter; expect[{i}] wants one with "
+                                                f"{shown(rule)}")
+            diffs, closest = min(((_filter_differences(rule, flt), flt) for flt in filters), key=lambda d: len(d[0]))
+            more = f" (and {len(diffs) - 1} more fields)" if len(diffs) > 1 else ""
+            return fail(VALUE_MISMATCH, f"no filter matches expect[{i}]; the closest, {shown(closest['name'])}, "
+                                        f"differs in {diffs[0]}{more}")
+    for i, rule in enumerate(unexpect):
         hit = next((flt for flt in filters if _filter_matches(rule, flt)), None)
         if hit is not None:
-            logger.info("%s: the filter %r matches the unexpect record %s", metric, hit.get("name"), rule)
-            return 0.0
+            return fail(RULE_FAILED, f"the filter {shown(hit.get('name'))} matches unexpect[{i}] {shown(rule)}")
     return 1.0
 
 
@@ -307,15 +334,65 @@ def check_thunderbird_folder(result: Any, expected: Any, ignore_status: bool = F
         path = as_existing_path(got_value)
         if path is None:
             logger.info("check_thunderbird_folder: the folder file is missing (%r)", got_value)
-            return 0.0
+            return fail(MISSING_RESULT, missing_file(got_value, "mail folder file"))
         try:
             got = _read_folder(path, ignore_status, ignore_keys, remove_deleted)
         except _Unreadable as exc:
             logger.info("check_thunderbird_folder: %s cannot be read: %s", path, exc)
-            return 0.0
-        same = set(got) == set(want) if remove_duplicate else Counter(got) == Counter(want)
-        if not same:
+            return fail(UNREADABLE_RESULT, f"the mail folder file {path.name} cannot be read as mbox: {exc}")
+        if remove_duplicate:
+            got_count, want_count = Counter(set(got)), Counter(set(want))
+        else:
+            got_count, want_count = Counter(got), Counter(want)
+        if got_count != want_count:
             logger.info("check_thunderbird_folder: %s holds %d messages, the gold %s %d; %d of them differ",
                         path.name, len(got), gold.name, len(want), len(set(got) ^ set(want)))
-            return 0.0
+            return fail(*_folder_difference(path.name, got_count, want_count))
     return 1.0
+
+
+def _header(msg: tuple, name: str) -> str | None:
+    """The value of a header (lower-case ``name``) of a :func:`_message_key` message, or None."""
+    return next((value for key, value in msg[0] if key == name), None)
+
+
+def _label(msg: tuple) -> str:
+    """A message for a reason: its subject (or Message-ID)."""
+    subject = _header(msg, "subject")
+    return f"the message {shown(subject)}" if subject is not None else f"the message {_header(msg, 'message-id')}"
+
+
+def _message_difference(got: tuple, want: tuple) -> str:
+    """The first header (or the body) in which a message differs from its gold version, both values shown."""
+    got_headers, want_headers = dict(got[0]), dict(want[0])
+    for name in list(want_headers) + [k for k in got_headers if k not in want_headers]:
+        if got_headers.get(name) != want_headers.get(name):
+            return f"header {name}: expected {shown(want_headers.get(name))}, got {shown(got_headers.get(name))}"
+    return "body " + first_line_difference(got[1].decode("utf-8", "replace"), want[1].decode("utf-8", "replace"))
+
+
+def _messages(n: int) -> str:
+    return f"{n} message" if n == 1 else f"{n} messages"
+
+
+def _folder_difference(name: str, got: Counter, want: Counter) -> tuple[str, str]:
+    """Why a folder's messages (with their counts) differ from the gold ones, as ``(kind, text)``: a message
+    changed (paired with its gold version by Message-ID, else subject), missing, added or copied another
+    number of times; STRUCTURE_MISMATCH when the numbers of messages differ."""
+    missing, extra = list((want - got).elements()), list((got - want).elements())
+    got_total, want_total = sum(got.values()), sum(want.values())
+    kind, prefix = ((STRUCTURE_MISMATCH, f"{name} holds {_messages(got_total)}, the gold folder {want_total}: ")
+                    if got_total != want_total else (VALUE_MISMATCH, f"{name}: "))
+    changed, added = [m for m in missing if m not in got], [m for m in extra if m not in want]
+    for key in ("message-id", "subject"):
+        for old in changed:
+            new = next((m for m in added if _header(m, key) is not None and _header(m, key) == _header(old, key)),
+                       None)
+            if new is not None:
+                return kind, f"{prefix}{_label(old)} differs from the gold one in {_message_difference(new, old)}"
+    message = (missing + extra)[0]
+    if message in got and message in want:
+        return kind, f"{prefix}{_label(message)} is there {got[message]} times, in the gold folder {want[message]}"
+    if message in want:
+        return kind, f"{prefix}{_label(message)} of the gold folder is not there"
+    return kind, f"{prefix}{_label(message)} is not in the gold folder"

@@ -16,10 +16,18 @@ from typing import Any
 
 import numpy as np
 
-from desktop_env.evaluators.metrics.utils import MetricError, OptionError, as_existing_path, check_rule_method, expected_value, match_value_to_rule
+from desktop_env.evaluators.metrics.utils import (MetricError, OptionError, as_existing_path, check_rule_method,
+                                                 expected_value, match_value_to_rule, rule_kind, rule_mismatch)
+from desktop_env.evaluators.reasons import (MISSING_RESULT, STRUCTURE_MISMATCH, THRESHOLD_NOT_MET, UNREADABLE_RESULT,
+                                            fail)
 from desktop_env.registry import METRICS
 
 logger = logging.getLogger(__name__)
+
+
+def _missing(value: Any, what: str) -> float:
+    """0, explained: the result file ``what`` at ``value`` (None or a path) is not there."""
+    return fail(MISSING_RESULT, f"there is no {what} (None)" if value is None else f"the {what} {value} does not exist")
 
 
 # --------------------------------------------------------------------------- MP3 tags
@@ -58,7 +66,7 @@ def check_mp3_meta(result: Any, expected: Any) -> float:
     path = as_existing_path(result)
     if path is None:
         logger.info("check_mp3_meta: the MP3 file is missing (%r)", result)
-        return 0.0
+        return _missing(result, "MP3 file")
     from mutagen import MutagenError  # pylint: disable=import-outside-toplevel
     from mutagen.id3 import ID3NoHeaderError  # pylint: disable=import-outside-toplevel
     try:
@@ -67,13 +75,13 @@ def check_mp3_meta(result: Any, expected: Any) -> float:
         tags = {}
     except (MutagenError, OSError) as exc:
         logger.info("check_mp3_meta: cannot read the tags of %s: %s", path, exc)
-        return 0.0
+        return fail(UNREADABLE_RESULT, f"the ID3 tags of {path.name} cannot be read: {exc}")
     for tag, rule in rules.items():
         values = tags.get(tag, [])
         value = ",".join(values) if isinstance(values, list) else str(values)
         if not match_value_to_rule(value, rule):
             logger.info("check_mp3_meta: %s=%r does not match %s", tag, value, rule)
-            return 0.0
+            return fail(rule_kind(rule), f"ID3 tag {tag}: {rule_mismatch(value, rule)}")
     return 1.0
 
 
@@ -241,16 +249,19 @@ def compare_audios(result: Any, expected: Any, threshold: float = DEFAULT_AUDIO_
     path = as_existing_path(result)
     if path is None:
         logger.info("compare_audios: the result audio file is missing (%r)", result)
-        return 0.0
+        return _missing(result, "result audio file")
     want = _decode_audio(gold)
     if want is None:
         raise MetricError(f"compare_audios: ffmpeg cannot decode the gold audio file {gold}")
     got = _decode_audio(path)
     if got is None:
-        return 0.0
+        return fail(UNREADABLE_RESULT, f"ffmpeg cannot decode the result audio file {path.name}")
     similarity = _audio_similarity(got, want)
     logger.info("compare_audios: similarity %.3f (threshold %.2f)", similarity, threshold)
-    return float(similarity >= threshold)
+    if similarity < threshold:
+        return fail(THRESHOLD_NOT_MET, f"audio similarity {similarity:.3f} < threshold {threshold:g} "
+                                       f"(result {got.size / _RATE:.2f} s, expected {want.size / _RATE:.2f} s)")
+    return 1.0
 
 
 # --------------------------------------------------------------------------- video
@@ -314,7 +325,7 @@ def compare_videos(result: Any, expected: Any, max_frames_to_check: int = 100, t
     path = as_existing_path(result)
     if path is None:
         logger.info("compare_videos: the result video file is missing (%r)", result)
-        return 0.0
+        return _missing(result, "result video file")
     got, want = cv2.VideoCapture(str(path)), cv2.VideoCapture(str(gold))
     try:
         ok_got, frame_got = got.read()
@@ -323,21 +334,27 @@ def compare_videos(result: Any, expected: Any, max_frames_to_check: int = 100, t
             raise MetricError(f"compare_videos: OpenCV cannot read a frame of the gold video {gold}")
         if not ok_got:
             logger.info("compare_videos: no frame can be read from %s", path)
-            return 0.0
+            return fail(UNREADABLE_RESULT, f"OpenCV cannot read a frame of the result video {path.name}")
         mismatched = checked = 0
+        first = None  # the first differing frame (its number and hash distance), for the reason
         while ok_got and ok_want and checked < limit:
             checked += 1
-            if int(np.count_nonzero(_frame_hash(cv2, frame_got) != _frame_hash(cv2, frame_want))) > distance:
+            bits = int(np.count_nonzero(_frame_hash(cv2, frame_got) != _frame_hash(cv2, frame_want)))
+            if bits > distance:
                 mismatched += 1
+                first = first or (checked, bits)
                 if mismatched > allowed:
                     logger.info("compare_videos: more than %d of the first %d frames differ", allowed, checked)
-                    return 0.0
+                    return fail(THRESHOLD_NOT_MET, f"{mismatched} of the first {checked} frames differ, more than "
+                                                   f"max_mismatched_frames {allowed}; the first, frame {first[0]}, "
+                                                   f"by a hash distance of {first[1]} > threshold {distance}")
             ok_got, frame_got = got.read()
             ok_want, frame_want = want.read()
         if checked < limit and ok_got != ok_want:
-            logger.info("compare_videos: the %s video ends after %d frames, the other does not",
-                        "result" if ok_want else "gold", checked)
-            return 0.0
+            ended = "result" if ok_want else "expected"
+            logger.info("compare_videos: the %s video ends after %d frames, the other does not", ended, checked)
+            return fail(STRUCTURE_MISMATCH, f"the {ended} video ends after {checked} frames, the other does not "
+                                            f"(max_frames_to_check {limit})")
         logger.info("compare_videos: %d frames compared, %d differ", checked, mismatched)
         return 1.0
     finally:

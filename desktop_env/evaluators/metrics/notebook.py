@@ -11,23 +11,34 @@ from typing import Any
 import nbformat
 from PIL import Image, UnidentifiedImageError
 
-from desktop_env.evaluators.metrics.images import images_match
+from desktop_env.evaluators.metrics.differences import first_line_difference, json_difference, missing_file, one_line
+from desktop_env.evaluators.metrics.images import DEFAULT_THRESHOLD, image_similarity, images_match
 from desktop_env.evaluators.metrics.utils import MetricError, as_existing_path, expected_value
+from desktop_env.evaluators.reasons import (MISSING_RESULT, RULE_FAILED, STRUCTURE_MISMATCH, UNREADABLE_RESULT,
+                                            VALUE_MISMATCH, explain, fail, shown)
 from desktop_env.registry import METRICS
 
 logger = logging.getLogger(__name__)
 
 
-def read_notebook(value: Any, as_version: int = 4):
-    """The notebook at a path, or None when it is missing or not a notebook."""
+def read_notebook(value: Any, as_version: int = 4, what: str = "result notebook"):
+    """The notebook at a path, or None (explained, naming ``what`` and the file) when it is missing or
+    not a notebook."""
     p = as_existing_path(value)
     if p is None:
+        explain(MISSING_RESULT, missing_file(value, what))
         return None
     try:
         return nbformat.read(str(p), as_version=as_version)
     except Exception as exc:  # nbformat raises json, validation and key errors on bad files
         logger.info("not a readable notebook: %s (%s)", p, exc)
+        explain(UNREADABLE_RESULT, f"the {what} {p.name} is not a readable notebook: {_error(exc)}")
         return None
+
+
+def _error(exc: Exception) -> str:
+    """An exception in one short line, with its type."""
+    return f"{type(exc).__name__}: {one_line(exc, 150)}"
 
 
 def _source(cell) -> str:
@@ -117,6 +128,44 @@ def _same_value(mime: str, a: Any, b: Any) -> bool:
     return a == b  # application/json and the like
 
 
+def _value_difference(mime: str, a: Any, b: Any) -> str:
+    """How two values of one MIME type differ (``a`` the result's), for a reason: ``"differs at line 3: ..."``."""
+    if mime in _RASTER:
+        ia, ib = _decode_image(a), _decode_image(b)
+        if ia is not None and ib is not None:
+            return (f"looks different: similarity {image_similarity(ia, ib, resize=True):.4f} < threshold "
+                    f"{DEFAULT_THRESHOLD:g}")
+    if isinstance(a, (str, list)) and isinstance(b, (str, list)):
+        x, y = _text(a), _text(b)
+        if mime == "text/html":
+            x, y = normalise_html(x), normalise_html(y)
+        elif mime == "text/plain":
+            x, y = _ADDRESS.sub(" at 0x", x), _ADDRESS.sub(" at 0x", y)
+        return f"differs at {first_line_difference(x, y)}"
+    return f"differs: expected {shown(b)}, got {shown(a)}"
+
+
+def _data_difference(a: dict, b: dict, mime_types: list[str] | None, with_images: bool) -> str | None:
+    """How two rich outputs differ (see :func:`_same_data`), or None when they show the same thing."""
+    if mime_types is None:
+        placeholder = any(_OBJECT_REPR.fullmatch(_text(x.get("text/plain")).strip()) for x in (a, b))
+        order = (*_TEXT_REPRS[1:], _TEXT_REPRS[0]) if placeholder else _TEXT_REPRS
+        common = next((t for t in order if t in a and t in b), None)
+        if common is None and any(t in a or t in b for t in _TEXT_REPRS):
+            return f"no text representation on both sides: expected {sorted(b)}, got {sorted(a)}"
+        checks = [common] if common else []
+    else:
+        checks = list(mime_types)
+    if with_images:
+        checks += sorted({t for t in (*a, *b) if t.startswith("image/") and t not in checks})
+    for t in checks:
+        if (t in a) != (t in b):
+            return f"{t} is missing" if t in b else f"{t} is not expected"
+        if t in a and not _same_value(t, a[t], b[t]):
+            return f"{t} {_value_difference(t, a[t], b[t])}"
+    return None
+
+
 def _same_data(a: dict, b: dict, mime_types: list[str] | None, with_images: bool) -> bool:
     """Whether two rich outputs show the same thing.
 
@@ -126,34 +175,53 @@ def _same_data(a: dict, b: dict, mime_types: list[str] | None, with_images: bool
     ``<IPython.core.display.HTML object>``). Otherwise every listed type must be on both sides
     or neither, and equal. Images (when compared) must be on both sides and look alike.
     """
-    if mime_types is None:
-        placeholder = any(_OBJECT_REPR.fullmatch(_text(x.get("text/plain")).strip()) for x in (a, b))
-        order = (*_TEXT_REPRS[1:], _TEXT_REPRS[0]) if placeholder else _TEXT_REPRS
-        common = next((t for t in order if t in a and t in b), None)
-        if common is None and any(t in a or t in b for t in _TEXT_REPRS):
-            return False
-        checks = [common] if common else []
-    else:
-        checks = list(mime_types)
-    if with_images:
-        checks += sorted({t for t in (*a, *b) if t.startswith("image/") and t not in checks})
-    return all((t in a) == (t in b) and (t not in a or _same_value(t, a[t], b[t])) for t in checks)
+    return _data_difference(a, b, mime_types, with_images) is None
+
+
+def _described(item: dict) -> str:
+    """One compared output item in a few words."""
+    if item["kind"] == "stream":
+        return f"{item['name']} {shown(item['text'])}"
+    if item["kind"] == "error":
+        return f"an error {item['ename']}"
+    return f"a result or display ({', '.join(item['data'])})"
+
+
+def _item_difference(a: dict, b: dict, mime_types: list[str] | None, with_images: bool) -> str | None:
+    """How two compared output items differ (``a`` the result's), or None when they are the same."""
+    if a["kind"] != b["kind"] or (a["kind"] == "stream" and a["name"] != b["name"]):
+        return f"expected {_described(b)}, got {_described(a)}"
+    if a["kind"] == "data":
+        return _data_difference(a["data"], b["data"], mime_types, with_images)
+    if a == b:
+        return None
+    if a["kind"] == "stream":
+        return f"{a['name']} differs at {first_line_difference(a['text'], b['text'])}"
+    return f"expected an error {b['ename']}, got an error {a['ename']}"
 
 
 def _same_item(a: dict, b: dict, mime_types: list[str] | None, with_images: bool) -> bool:
-    if a["kind"] != b["kind"]:
-        return False
-    if a["kind"] == "data":
-        return _same_data(a["data"], b["data"], mime_types, with_images)
-    return a == b
+    return _item_difference(a, b, mime_types, with_images) is None
+
+
+def _outputs_difference(oa: list[dict], ob: list[dict], mime_types: list[str] | None, with_images: bool) -> str:
+    """Where the compared outputs of a code cell first differ (``oa`` the result's): the output, and how."""
+    for n, (x, y) in enumerate(zip(oa, ob)):
+        found = _item_difference(x, y, mime_types, with_images)
+        if found:
+            return f"output {n}: {found}"
+    if len(oa) < len(ob):
+        return f"{len(oa)} outputs, expected {len(ob)}: output {len(oa)} should be {_described(ob[len(oa)])}"
+    return f"{len(oa)} outputs, expected {len(ob)}: output {len(ob)} is {_described(oa[len(ob)])}"
 
 
 def _pairs(result, expected):
-    a, b = read_notebook(result), read_notebook(expected)
+    a, b = read_notebook(result), read_notebook(expected, what="expected notebook")
     if a is None or b is None:
         return None
     if len(a.cells) != len(b.cells):
         logger.info("notebooks have %d and %d cells", len(a.cells), len(b.cells))
+        explain(STRUCTURE_MISMATCH, f"the notebook has {len(a.cells)} cells, expected {len(b.cells)}")
         return None
     return list(zip(a.cells, b.cells))
 
@@ -202,14 +270,15 @@ def compare_notebook_outputs(result: Any, expected: Any, ignore_stderr: bool = T
     for index, (ca, cb) in enumerate(pairs):
         if ca.cell_type != cb.cell_type:
             logger.info("cell %d is %s in the result, %s in the gold", index, ca.cell_type, cb.cell_type)
-            return 0.0
+            return fail(STRUCTURE_MISMATCH, f"cells[{index}] is a {ca.cell_type} cell, expected a {cb.cell_type} cell")
         if ca.cell_type != "code":
             continue
         oa = _comparable_outputs(ca.get("outputs", []), ignore_stderr, kept)
         ob = _comparable_outputs(cb.get("outputs", []), ignore_stderr, kept)
         if len(oa) != len(ob) or not all(_same_item(x, y, mime_types, not ignore_images) for x, y in zip(oa, ob)):
             logger.info("cell %d outputs differ: %.500r vs gold %.500r", index, oa, ob)
-            return 0.0
+            return fail(VALUE_MISMATCH, f"cells[{index}] outputs: "
+                                        f"{_outputs_difference(oa, ob, mime_types, not ignore_images)}")
     return 1.0
 
 
@@ -223,12 +292,14 @@ def compare_notebook_cells(result: Any, expected: Any, ignore_blanks: bool = Fal
     pairs = _pairs(result, expected)
     if pairs is None:
         return 0.0
-    for ca, cb in pairs:
+    for index, (ca, cb) in enumerate(pairs):
         sa, sb = _source(ca), _source(cb)
         if ignore_blanks:
             sa, sb = sa.strip(), sb.strip()
-        if ca.cell_type != cb.cell_type or sa != sb:
-            return 0.0
+        if ca.cell_type != cb.cell_type:
+            return fail(STRUCTURE_MISMATCH, f"cells[{index}] is a {ca.cell_type} cell, expected a {cb.cell_type} cell")
+        if sa != sb:
+            return fail(VALUE_MISMATCH, f"cells[{index}] source differs at {first_line_difference(sa, sb)}")
     return 1.0
 
 
@@ -237,11 +308,15 @@ def compare_ipynb_files(result: Any, expected: Any) -> float:
     """1 when two .ipynb files are equal as JSON, ignoring notebook-level and cell-level metadata."""
     pa, pb = as_existing_path(result), as_existing_path(expected)
     if pa is None or pb is None:
-        return 0.0
-    try:
-        a, b = json.loads(pa.read_text(encoding="utf-8")), json.loads(pb.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return 0.0
+        missing = (result, "result notebook") if pa is None else (expected, "expected notebook")
+        return fail(MISSING_RESULT, missing_file(*missing))
+    loaded = []
+    for path, what in ((pa, "result notebook"), (pb, "expected notebook")):
+        try:
+            loaded.append(json.loads(path.read_text(encoding="utf-8")))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            return fail(UNREADABLE_RESULT, f"the {what} {path.name} is not JSON: {_error(exc)}")
+    a, b = loaded
 
     def strip(nb):
         nb = {k: v for k, v in nb.items() if k != "metadata"}
@@ -250,7 +325,11 @@ def compare_ipynb_files(result: Any, expected: Any) -> float:
             if isinstance(c.get("source"), list):
                 c["source"] = "".join(c["source"])
         return nb
-    return float(strip(a) == strip(b))
+    sa, sb = strip(a), strip(b)
+    if sa != sb:
+        kind, text = json_difference(sa, sb) or (VALUE_MISMATCH, "the notebooks differ")
+        return fail(kind, f"{text} (metadata and cell ids ignored)")
+    return 1.0
 
 
 def _code_cells(nb, cell_type: str):
@@ -265,7 +344,10 @@ def is_jupyter_cell_executed(result: Any, expected: Any, cell_type: str = "code"
         return 0.0
     unexecuted = [i for i, c in _code_cells(nb, cell_type) if not c.get("execution_count")]
     want = expected_value(expected)
-    return float(unexecuted == list(want if want is not None else []))
+    want = list(want if want is not None else [])
+    if unexecuted != want:
+        return fail(RULE_FAILED, _cells_difference(nb, unexecuted, want, cell_type, "not executed"))
+    return 1.0
 
 
 @METRICS.register()
@@ -277,5 +359,22 @@ def are_jupyter_outputs_cleared(result: Any, expected: Any = None, cell_type: st
     if nb is None:
         return 0.0
     with_output = [i for i, c in _code_cells(nb, cell_type) if c.get("outputs") or c.get("execution_count")]
-    want = expected_value(expected) if expected is not None else []
-    return float(with_output == list(want or []))
+    want = list((expected_value(expected) if expected is not None else []) or [])
+    if with_output != want:
+        return fail(RULE_FAILED, _cells_difference(nb, with_output, want, cell_type, "holding outputs"))
+    return 1.0
+
+
+def _cells_difference(nb, found: list[int], want: list, cell_type: str, state: str) -> str:
+    """The reason text of ``found`` (the indices of the ``cell_type`` cells in ``state``) not being ``want``:
+    the first cell that should not be in that state, or that should, with what it holds."""
+    summary = f"the {cell_type} cells {state} are {found}, expected {want}"
+    for i in found:
+        if i not in want:
+            cell = nb.cells[i]
+            return (f"cells[{i}] is {state} ({len(cell.get('outputs') or [])} outputs, execution count "
+                    f"{cell.get('execution_count')}); {summary}")
+    for i in want:
+        if i not in found:
+            return f"cells[{i}] should be {state} but is not; {summary}"
+    return summary

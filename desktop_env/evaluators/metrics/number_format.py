@@ -4,16 +4,23 @@ An xlsx stores numbers; what a user sees is the number through the cell's number
 ("0000000" pads an id, '0.0,, "M"' shows millions). :func:`display_text` renders a value the way
 Calc does for the formats tasks use: sections and conditions, ``0 # ?``, thousands and scaling
 commas, ``%``, ``E+``, literals, currency tags, ``@``, dates and times, elapsed ``[h]``.
+:func:`printed_lines` reads a whole sheet as displayed, for ``compare_table``'s ``sheet_print`` rule.
 """
 from __future__ import annotations
 
+import csv
 import datetime
+import io
 import math
 import re
 from decimal import ROUND_HALF_UP, Context, Decimal
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from openpyxl.utils.datetime import from_excel, to_excel
+
+if TYPE_CHECKING:
+    from desktop_env.evaluators.metrics.table import Book
 
 
 def _split_sections(fmt: str) -> list[str]:
@@ -351,3 +358,40 @@ def _condition_holds(x: float, cond: str) -> bool:
     m = _CONDITION.match(cond)
     op, ref = m.group(1), float(m.group(2))
     return {"<": x < ref, ">": x > ref, "=": x == ref, "<=": x <= ref, ">=": x >= ref, "<>": x != ref}[op]
+
+
+# --------------------------------------------------------------------------- sheets as displayed
+# Cells as displayed: LibreOffice's CSV exports beside both books when they exist, else each sheet
+# rendered through its number formats (display_text).
+
+def _csv_line(cells: list[str]) -> str:
+    out = io.StringIO()
+    csv.writer(out, lineterminator="").writerow(cells)
+    return out.getvalue()
+
+
+def export_path(book: Book, sheet: str) -> Path:
+    """Where the suite's postconfig puts LibreOffice's CSV export of a sheet: ``<book>-<sheet>.csv``."""
+    return book.path.with_name(f"{book.path.stem}-{sheet}.csv")
+
+
+def printed_lines(book: Book, sheet: str, use_export: bool = True) -> list[str]:
+    """The sheet as it displays, one CSV line per row (stripped; trailing blank lines dropped).
+
+    With ``use_export`` and a ``<book>-<sheet>.csv`` beside the book, that export is read; otherwise the
+    sheet is rendered from its cached values and number formats, from A1 to the last cell with a value.
+    """
+    export = export_path(book, sheet)
+    if use_export and export.is_file():
+        lines = export.read_text(encoding="utf-8-sig", errors="replace").splitlines()
+    else:
+        ws = book.values[sheet]
+        filled = [(c.row, c.column) for row in ws.iter_rows() for c in row if c.value is not None]
+        last_row = max((r for r, _ in filled), default=0)
+        last_col = max((c for _, c in filled), default=0)
+        lines = [_csv_line([display_text(ws.cell(r, c).value, ws.cell(r, c).number_format)
+                            for c in range(1, last_col + 1)]) for r in range(1, last_row + 1)]
+    lines = [line.strip() for line in lines]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines

@@ -13,7 +13,9 @@ from pptx import Presentation
 from pptx.exc import PackageNotFoundError
 from pptx.opc.constants import RELATIONSHIP_TYPE as RT
 
+from desktop_env.evaluators.metrics.differences import missing_file
 from desktop_env.evaluators.metrics.utils import MetricError, as_existing_path
+from desktop_env.evaluators.reasons import MISSING_RESULT, UNREADABLE_RESULT, explain
 
 logger = logging.getLogger(__name__)
 
@@ -27,15 +29,17 @@ _DECK_ERRORS = (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError, 
 
 # --------------------------------------------------------------------------- reading files
 def _result_deck(value: Any, metric: str):
-    """The result presentation, or None (logged) when it is missing or not a readable pptx."""
+    """The result presentation, or None (logged and explained) when it is missing or not a readable pptx."""
     path = as_existing_path(value)
     if path is None:
         logger.info("%s: no result presentation (%r), scored 0", metric, value)
+        explain(MISSING_RESULT, missing_file(value, "result presentation"))
         return None
     try:
         return Presentation(str(path))
     except _DECK_ERRORS as exc:
         logger.info("%s: %s is not a readable .pptx (%s), scored 0", metric, path, exc)
+        explain(UNREADABLE_RESULT, f"{path} is not a readable .pptx: {exc}")
         return None
 
 
@@ -62,22 +66,28 @@ def _parse_xml(data: bytes) -> etree._Element:
 
 
 def _result_xml(value: Any, metric: str) -> etree._Element | None:
-    """The XML root of a result: a host file (``Path``) or text from the guest; None (logged) when unreadable."""
+    """The XML root of a result: a host file (``Path``) or text from the guest; None (logged and explained)
+    when it is missing or unreadable."""
+    what = "the result text"
     try:
         if isinstance(value, os.PathLike):
             path = as_existing_path(value)
             if path is None:
                 logger.info("%s: result file %s is missing, scored 0", metric, value)
+                explain(MISSING_RESULT, missing_file(value))
                 return None
+            what = str(path)
             data = path.read_bytes()
         elif isinstance(value, str):
             data = value.encode("utf-8")
         else:
             logger.info("%s: no result (%r), scored 0", metric, value)
+            explain(MISSING_RESULT, missing_file(value, "result"))
             return None
         return _parse_xml(data)
     except (OSError, etree.XMLSyntaxError, ValueError) as exc:
         logger.info("%s: the result is not readable XML (%s), scored 0", metric, exc)
+        explain(UNREADABLE_RESULT, f"{what} is not readable XML: {exc}")
         return None
 
 

@@ -12,12 +12,14 @@ from lxml import etree
 from PIL import Image, UnidentifiedImageError
 from pptx.enum.shapes import MSO_SHAPE_TYPE, PP_PLACEHOLDER
 
+from desktop_env.evaluators.metrics.differences import plural
 from desktop_env.evaluators.metrics.images import images_match
 from desktop_env.evaluators.metrics.pptx_parts import (
     _A, _P, _Paragraph, _Run, _Theme, _background, _gold_deck, _kind, _master_of, _paragraphs, _result_deck,
     _shape_text,
 )
 from desktop_env.evaluators.metrics.utils import OptionError
+from desktop_env.evaluators.reasons import RULE_FAILED, STRUCTURE_MISMATCH, VALUE_MISMATCH, fail, shown
 from desktop_env.registry import METRICS
 
 logger = logging.getLogger(__name__)
@@ -158,8 +160,13 @@ _MOVES = (
 _PINNING_MOVES = ("title_bottom_position", "table_bottom_position")
 
 
+#: why two decks differ: ``(reason kind, text)``
+Difference = tuple[str, str]
+
+
 class _Comparison:
-    """One comparison of a result deck with a gold deck; each check returns why they differ, or None."""
+    """One comparison of a result deck with a gold deck; each check returns why they differ
+    (a :data:`Difference`), or None."""
 
     def __init__(self, result, gold, opts: PptxOptions):
         self.result, self.gold, self.opts = result, gold, opts
@@ -169,42 +176,42 @@ class _Comparison:
         self.moved: set[str] = set()
         self.theme1 = self.theme2 = None  # the current slides' themes (scheme colours of runs)
 
-    def run(self) -> str | None:
+    def run(self) -> Difference | None:
         n1, n2 = len(self.result.slides), len(self.gold.slides)
         if self.opts.number_of_slides and n1 != n2:
-            return f"{n1} slides, expected {n2}"
+            return STRUCTURE_MISMATCH, f"{plural(n1, 'slide')}, expected {n2}"
         for i, (s1, s2) in enumerate(zip(self.result.slides, self.gold.slides), 1):
             why = self.slide(s1, s2, f"slide {i}")
             if why:
                 return why
         for move in self.moves:
             if move.option not in self.moved:
-                return f"no {move.what} was moved to the {move.side} of its slide (examine_{move.option})"
+                return RULE_FAILED, f"no {move.what} was moved to the {move.side} of its slide (examine_{move.option})"
         return None
 
-    def slide(self, s1, s2, where: str) -> str | None:
+    def slide(self, s1, s2, where: str) -> Difference | None:
         self.theme1, self.theme2 = _Theme(_master_of(s1)), _Theme(_master_of(s2))
         if self.opts.background_color:
             b1, b2 = _background(s1, self.theme1), _background(s2, self.theme2)
             if b1 != b2:
-                return f"{where}: background {b1}, expected {b2}"
+                return VALUE_MISMATCH, f"{where}: background expected {_fill(b2)}, got {_fill(b1)}"
         if self.opts.note and _notes(s1) != _notes(s2):
-            return f"{where}: notes {_notes(s1)!r}, expected {_notes(s2)!r}"
+            return VALUE_MISMATCH, f"{where}: notes expected {shown(_notes(s2))}, got {shown(_notes(s1))}"
         return self.shapes(list(s1.shapes), list(s2.shapes), where)
 
-    def shapes(self, shapes1: list, shapes2: list, where: str) -> str | None:
+    def shapes(self, shapes1: list, shapes2: list, where: str) -> Difference | None:
         if len(shapes1) != len(shapes2):
-            return f"{where}: {len(shapes1)} shapes, expected {len(shapes2)}"
+            return STRUCTURE_MISMATCH, f"{where}: {plural(len(shapes1), 'shape')}, expected {len(shapes2)}"
         for j, (a, b) in enumerate(zip(shapes1, shapes2), 1):
             why = self.shape(a, b, f"{where}, shape {j} ({b.name!r})")
             if why:
                 return why
         return None
 
-    def shape(self, a, b, where: str) -> str | None:
+    def shape(self, a, b, where: str) -> Difference | None:
         kind = _kind(b)
         if _kind(a) != kind:
-            return f"{where}: a {_kind(a)}, expected a {kind}"
+            return STRUCTURE_MISMATCH, f"{where}: a {_kind(a)}, expected a {kind}"
         why = self.geometry(a, b, kind, where)
         if why:
             return why
@@ -212,7 +219,8 @@ class _Comparison:
             return self.shapes(list(a.shapes), list(b.shapes), where)
         if kind == "picture":
             if self.opts.image and not _same_picture(a, b):
-                return f"{where}: another picture"
+                return VALUE_MISMATCH, f"{where}: another picture than the expected one ({_picture_text(a)}, " \
+                                       f"expected {_picture_text(b)})"
             return None
         if kind == "table":
             return self.table(a, b, where)
@@ -220,16 +228,16 @@ class _Comparison:
             return self.text(a.element.find(f"{_P}txBody"), b.element.find(f"{_P}txBody"), where)
         return None
 
-    def geometry(self, a, b, kind: str, where: str) -> str | None:
+    def geometry(self, a, b, kind: str, where: str) -> Difference | None:
         opts, tol = self.opts, self.tol
-        differs = f"{where}: at {shape_box(a)}, expected {shape_box(b)}"
+        differs = VALUE_MISMATCH, f"{where}: expected at {shape_box(b)}, got {shape_box(a)}"
         moves = [m for m in self.moves if m.targets(b, kind)]
         if moves:
             if not _same_box(a, b, tol):  # a target that moved must have gone where every such option says
                 for move in moves:
                     if not move.reached(a, b, self.result.slide_width, self.result.slide_height):
-                        return (f"{where}: the {move.what} moved but not to the {move.side} "
-                                f"(at {shape_box(a)}, was {shape_box(b)})")
+                        return (RULE_FAILED, f"{where}: the {move.what} moved but not to the {move.side} "
+                                             f"(at {shape_box(a)}, was {shape_box(b)}; examine_{move.option})")
                     self.moved.add(move.option)
         elif self.pinned and not _same_box(a, b, tol):
             return differs
@@ -239,7 +247,7 @@ class _Comparison:
         if opts.shape and with_text and not _same_box(a, b, tol):
             return differs
         if opts.shape_lenient_height and with_text and not _same_box(a, b, tol, ("left", "top", "width")):
-            return differs + " (height not compared)"
+            return differs[0], differs[1] + " (height not compared)"
         if opts.shape_for_shift_size and not _same_box(a, b, tol):
             return differs
         if opts.image_size:
@@ -252,10 +260,10 @@ class _Comparison:
                 return differs
         return None
 
-    def table(self, a, b, where: str) -> str | None:
+    def table(self, a, b, where: str) -> Difference | None:
         rows1, rows2 = _table_rows(a), _table_rows(b)
         if [len(r) for r in rows1] != [len(r) for r in rows2]:
-            return f"{where}: a table of {_table_size(rows1)}, expected {_table_size(rows2)}"
+            return STRUCTURE_MISMATCH, f"{where}: a table of {_table_size(rows1)}, expected {_table_size(rows2)}"
         for i, (r1, r2) in enumerate(zip(rows1, rows2), 1):
             for j, (c1, c2) in enumerate(zip(r1, r2), 1):
                 why = self.text(c1.find(f"{_A}txBody"), c2.find(f"{_A}txBody"), f"{where}, cell ({i}, {j})")
@@ -263,45 +271,48 @@ class _Comparison:
                     return why
         return None
 
-    def text(self, body1: etree._Element | None, body2: etree._Element | None, where: str) -> str | None:
+    def text(self, body1: etree._Element | None, body2: etree._Element | None, where: str) -> Difference | None:
         opts = self.opts
         paras1, paras2 = _paragraphs(body1), _paragraphs(body2)
         text1, text2 = "\n".join(p.text for p in paras1), "\n".join(p.text for p in paras2)
         if opts.text and text1.strip() != text2.strip():
-            return f"{where}: text {text1.strip()!r}, expected {text2.strip()!r}"
+            return VALUE_MISMATCH, f"{where}: text expected {shown(text2.strip())}, got {shown(text1.strip())}"
         if len(paras1) != len(paras2):
-            return f"{where}: {len(paras1)} paragraphs, expected {len(paras2)}"
+            return STRUCTURE_MISMATCH, f"{where}: {plural(len(paras1), 'paragraph')}, expected {len(paras2)}"
         for k, (p1, p2) in enumerate(zip(paras1, paras2), 1):
             at = f"{where}, paragraph {k}"
             if opts.alignment and p1.align != p2.align:
-                return f"{at}: aligned {p1.align!r}, expected {p2.align!r}"
+                return VALUE_MISMATCH, f"{at}: alignment expected {p2.align!r}, got {p1.align!r}"
             if opts.text and p1.text != p2.text:
-                return f"{at}: text {p1.text!r}, expected {p2.text!r}"
+                return VALUE_MISMATCH, f"{at}: text expected {shown(p2.text)}, got {shown(p1.text)}"
             if opts.indent and not _same_level(p1.level, p2.level):
-                return f"{at}: outline level {p1.level}, expected {p2.level}"
+                return VALUE_MISMATCH, f"{at}: outline level expected {p2.level}, got {p1.level}"
             if opts.bullets and (p1.text.strip() or p2.text.strip()):
                 if (p1.level or 0, p1.bullet) != (p2.level or 0, p2.bullet):
-                    return (f"{at}: bullet {p1.bullet} at level {p1.level or 0}, "
-                            f"expected {p2.bullet} at level {p2.level or 0}")
+                    return (VALUE_MISMATCH, f"{at}: bullet expected {p2.bullet} at level {p2.level or 0}, "
+                                            f"got {p1.bullet} at level {p1.level or 0}")
             why = self.runs(p1, p2, at)
             if why:
                 return why
         return None
 
-    def runs(self, p1: _Paragraph, p2: _Paragraph, where: str) -> str | None:
+    def runs(self, p1: _Paragraph, p2: _Paragraph, where: str) -> Difference | None:
         runs1, runs2 = p1.runs, p2.runs
         if not p1.text.strip() and not p2.text.strip():
             return None  # an empty paragraph: its formatting shows nowhere
         if len(runs1) != len(runs2):
             if self.opts.run_count:
-                return f"{where}: {len(runs1)} text runs, expected {len(runs2)}"
+                return STRUCTURE_MISMATCH, (f"{where}: {plural(len(runs1), 'text run')} "
+                                            f"{shown([r.text for r in runs1])}, expected {len(runs2)} "
+                                            f"{shown([r.text for r in runs2])}")
             if len(_chars(runs1)) == len(_chars(runs2)):
                 # the same text split differently: compare the formatting character by character
                 runs1, runs2 = _chars(runs1), _chars(runs2)
         for r1, r2 in zip(runs1, runs2):
             prop = self.font_difference(r1, r2)
             if prop:
-                return f"{where}, text {r2.text!r}: {prop} {getattr(r1, prop)!r}, expected {getattr(r2, prop)!r}"
+                return VALUE_MISMATCH, (f"{where}, run {shown(r2.text, 40)}: {prop} expected "
+                                        f"{_prop_text(r2, prop)}, got {_prop_text(r1, prop)}")
         return None
 
     def font_difference(self, r1: _Run, r2: _Run) -> str | None:
@@ -328,6 +339,35 @@ class _Comparison:
             return True
         h1 = self.theme1.hex(c1)
         return h1 is not None and h1 == self.theme2.hex(c2)
+
+
+def _prop_text(run: _Run, prop: str) -> str:
+    """A run property of ``font_difference`` for a reason (the size in points, unset spelled out)."""
+    value = getattr(run, prop)
+    if value is None:
+        return "inherited"
+    if prop == "size" and value.isdigit():
+        return f"{int(value) / 100:g} pt"
+    if prop == "color":
+        kind, name, mods = value
+        return (f"#{name}" if kind in ("srgb", "sys") else f"{kind} {name}") + (f" {shown(mods)}" if mods else "")
+    return shown(value)
+
+
+def _fill(fill: tuple) -> str:
+    """A background of ``_background`` for a reason: ``solid #FFFFFF``, ``gradFill``, ``none``."""
+    if fill[0] == "solid":
+        return f"solid #{fill[1]}" if isinstance(fill[1], str) else f"solid {shown(fill[1])}"
+    return fill[0]
+
+
+def _picture_text(picture) -> str:
+    """A picture for a reason: its image's pixel size and byte count, or that it has no image of its own."""
+    blob = picture_blob(picture)
+    if blob is None:
+        return "no embedded image"
+    image = _decode(blob)
+    return f"{len(blob)} bytes" if image is None else f"{image.width} x {image.height} pixels, {len(blob)} bytes"
 
 
 def _notes(slide) -> str:
@@ -435,7 +475,7 @@ def compare_pptx_files(result: Any, expected: Any, **options: Any) -> float:
         expected: the gold .pptx (for the ``*_position`` options: the original deck, before the move).
 
     Returns:
-        1.0 when everything examined matches, else 0.0 (the first difference is logged).
+        1.0 when everything examined matches, else 0.0 (the first difference is its reason).
 
     Raises:
         MetricError: an unknown option, a flag that is not true/false, a bad tolerance, or an
@@ -448,6 +488,6 @@ def compare_pptx_files(result: Any, expected: Any, **options: Any) -> float:
         return 0.0
     why = _Comparison(deck, gold, opts).run()
     if why:
-        logger.info("compare_pptx_files: %s", why)
-        return 0.0
+        logger.info("compare_pptx_files: %s", why[1])
+        return fail(*why)
     return 1.0

@@ -18,6 +18,7 @@ from openpyxl.worksheet.dimensions import ColumnDimension, RowDimension
 
 from desktop_env.evaluators.metrics.conditional import conditional_overlay
 from desktop_env.evaluators.metrics.utils import MetricError
+from desktop_env.evaluators.reasons import UNREADABLE_RESULT, explain
 
 if TYPE_CHECKING:
     from desktop_env.evaluators.metrics.table import Book
@@ -239,7 +240,10 @@ def load_sparklines(book: Book, sheet: str) -> dict[str, str]:
             member = _sheet_xml_path(z, sheet)
             root = ElementTree.fromstring(z.read(member)) if member else None
     except (zipfile.BadZipFile, KeyError, ElementTree.ParseError) as exc:
+        # read as no sparklines; the reason, should that decide the rule, is that the XML is unreadable
         logger.info("cannot read the sheet XML of %s in %s: %s", sheet, book.path.name, exc)
+        explain(UNREADABLE_RESULT, f"the XML of sheet {sheet!r} in {book.path.name} cannot be read for its "
+                                   f"sparklines: {exc}")
         return {}
     out = {}
     for line in (root.iter(f"{{{_NS['x14']}}}sparkline") if root is not None else []):
@@ -261,16 +265,21 @@ COL_PROPS = ("hidden", "width", "collapsed", "outline_level", "outlineLevel", "c
              "auto_size", "min", "max")
 
 
+def dimension_defaults(obj: str, props=()) -> dict[str, Any]:
+    """The asked properties of a row (``obj`` "row") or a column ("column") no file mentions."""
+    fresh = RowDimension(None, index=1) if obj == "row" else ColumnDimension(None, index="A")
+    return {p: getattr(fresh, p) for p in props}
+
+
 def load_rows_or_cols(book: Book, sheet: str, obj: str, props=()) -> dict[Any, dict]:
     """Row numbers (``obj`` "row") or column letters ("column") -> the asked properties.
 
     Column groups (``<col min=2 max=5>``) are spread to each column, and rows or columns whose
-    properties are all at their defaults are left out, so two books that show the same rows and
-    columns compare equal however their files group or list them.
+    properties are all at their defaults (:func:`dimension_defaults`) are left out, so two books that
+    show the same rows and columns compare equal however their files group or list them.
     """
     ws = book.wb[sheet]
-    fresh = RowDimension(ws, index=1) if obj == "row" else ColumnDimension(ws, index="A")
-    default = {p: getattr(fresh, p) for p in props}
+    default = dimension_defaults(obj, props)
     out = {}
     for key, dim in getattr(ws, f"{obj}_dimensions").items():
         info = {p: getattr(dim, p) for p in props}

@@ -10,13 +10,18 @@ import numpy as np
 from lxml import etree
 from pptx.util import Inches
 
+from desktop_env.evaluators.metrics.differences import missing_file, plural
 from desktop_env.evaluators.metrics.images import open_image
 from desktop_env.evaluators.metrics.pptx_parts import (
     _A, _OOR, _P, _Theme, _background, _children, _color, _gold_deck, _hex_rgb, _kind, _local, _master_of,
     _result_deck, _result_xml, _rgb_triplet, _rule,
 )
 from desktop_env.evaluators.metrics.presentations import picture_blob, same_image, shape_box
-from desktop_env.evaluators.metrics.utils import MetricError, expected_value
+from desktop_env.evaluators.metrics.utils import MetricError, as_existing_path, expected_value
+from desktop_env.evaluators.reasons import (
+    MISSING_RESULT, RULE_FAILED, STRUCTURE_MISMATCH, THRESHOLD_NOT_MET, UNREADABLE_RESULT, VALUE_MISMATCH, explain,
+    fail, shown,
+)
 from desktop_env.registry import METRICS
 
 logger = logging.getLogger(__name__)
@@ -30,7 +35,11 @@ def check_slide_orientation_Portrait(result: Any, expected: Any = None) -> float
     if deck is None:
         return 0.0
     logger.debug("slide size %s x %s", deck.slide_width, deck.slide_height)
-    return float(deck.slide_width < deck.slide_height)
+    if deck.slide_width < deck.slide_height:
+        return 1.0
+    return fail(VALUE_MISMATCH, f"slide orientation expected portrait, got "
+                                f"{'landscape' if deck.slide_width > deck.slide_height else 'square'} (slides "
+                                f"{deck.slide_width} x {deck.slide_height} EMU, width x height)")
 
 
 _STRETCH_TOLERANCE = Inches(0.5)
@@ -53,22 +62,33 @@ def check_image_stretch_and_center(result: Any, expected: Any) -> float:
     if not pictures:
         raise MetricError(f"{metric}: the original deck has no picture on its first slide")
     deck = _result_deck(result, metric)
-    if deck is None or not len(deck.slides):
+    if deck is None:
         return 0.0
+    if not len(deck.slides):
+        return fail(STRUCTURE_MISMATCH, "the result deck has no slide")
     width, height, tol = deck.slide_width, deck.slide_height, _STRETCH_TOLERANCE
     blob = picture_blob(pictures[0])
     copies = [s for s in deck.slides[0].shapes if _kind(s) == "picture" and same_image(blob, picture_blob(s))]
     if not copies:
         logger.info("%s: the picture is no longer on the first slide", metric)
-        return 0.0
+        others = sum(_kind(s) == "picture" for s in deck.slides[0].shapes)
+        return fail(STRUCTURE_MISMATCH, f"slide 1: no picture shows the original's image "
+                                        f"({shown(pictures[0].name)}); the slide has {plural(others, 'other picture')}")
+    offsets = []  # (the largest of a copy's four deviations from filling the slide, what deviates), per copy
     for pic in copies:
         logger.debug("%s: picture at %s on a %s x %s slide", metric, shape_box(pic), width, height)
-        if (abs(pic.width - width) <= tol and abs(pic.height - height) <= tol
-                and abs(pic.left - (width - pic.width) / 2) <= tol and abs(pic.top - (height - pic.height) / 2) <= tol):
+        deviations = {"width": abs(pic.width - width), "height": abs(pic.height - height),
+                      "horizontal centre": abs(pic.left - (width - pic.width) / 2),
+                      "vertical centre": abs(pic.top - (height - pic.height) / 2)}
+        if all(d <= tol for d in deviations.values()):
             return 1.0
+        offsets.append(max((d, k) for k, d in deviations.items()))
     logger.info("%s: the picture does not fill the slide: %s on a %s x %s slide", metric,
                 shape_box(copies[0]), width, height)
-    return 0.0
+    off, what = min(offsets)
+    return fail(THRESHOLD_NOT_MET, f"slide 1: the picture at {shape_box(copies[offsets.index((off, what))])} does not "
+                                   f"fill the {width} x {height} slide: its {what} is off by "
+                                   f"{off / Inches(1):.2f} in, more than the {tol / Inches(1):g} in allowed")
 
 
 def _slide_rgb(slide) -> tuple[int, int, int] | None:
@@ -97,17 +117,29 @@ def evaluate_presentation_fill_to_rgb_distance(result: Any, expected: Any) -> fl
     original = rule.get("original_rgb")
     original = _rgb_triplet(original, "original_rgb", metric) if original is not None else None
     deck = _result_deck(result, metric)
-    if deck is None or not len(deck.slides):
+    if deck is None:
         return 0.0
-    distances = []
-    for slide in deck.slides:
+    if not len(deck.slides):
+        return fail(STRUCTURE_MISMATCH, "the result deck has no slide")
+    distances, why = [], None  # why: the first slide that is not the colour, for the reason
+    for n, slide in enumerate(deck.slides, 1):
         rgb = _slide_rgb(slide)
         if rgb is None or rgb == original:
             distances.append(1.0)
+            fill = _background(slide, _Theme(_master_of(slide)))
+            why = why or (f"slide {n}: the background is not a solid colour ({fill[0]}), counted 1" if rgb is None
+                          else f"slide {n}: the background is still the original #%02X%02X%02X, counted 1" % rgb)
         else:
             distances.append(math.dist(rgb, target) / _MAX_RGB_DISTANCE)
+            if distances[-1] > 0:
+                why = why or (f"slide {n}: background #%02X%02X%02X is {distances[-1]:.3f} from the expected "
+                              f"#%02X%02X%02X (normalized RGB distance)" % (*rgb, *target))
     logger.debug("%s: distances %s", metric, [round(d, 3) for d in distances])
-    return 1.0 - sum(distances) / len(distances)
+    score = 1.0 - sum(distances) / len(distances)
+    if why:
+        return fail(VALUE_MISMATCH, f"mean normalized RGB distance {1 - score:.3f} over {len(distances)} slides; "
+                                    f"{why}", score)
+    return score
 
 
 @METRICS.register()
@@ -133,12 +165,16 @@ def check_transition(result: Any, expected: Any) -> float:
         return 0.0
     if index >= len(deck.slides):
         logger.info("%s: the deck has %d slides, no slide %d", metric, len(deck.slides), index)
-        return 0.0
+        return fail(STRUCTURE_MISMATCH, f"the deck has {len(deck.slides)} slides, no slide_idx {index} "
+                                        f"(slide {index + 1})")
     found = {_local(effect).casefold()
              for transition in deck.slides[index].element.iter(f"{_P}transition")
              for effect in _children(transition)}
     logger.debug("%s: slide %d transitions %s", metric, index, sorted(found))
-    return float(name.strip().casefold() in found)
+    if name.strip().casefold() in found:
+        return 1.0
+    return fail(VALUE_MISMATCH, f"slide {index + 1} (slide_idx {index}): transition expected {shown(name.strip())}, "
+                                f"got {shown(sorted(found)) if found else 'none'}")
 
 
 #: thresholds of the colour names check_page_number_colors accepts (levels 0..255)
@@ -202,12 +238,14 @@ def check_page_number_colors(result: Any, expected: Any) -> float:
             found.append((partname, hex_color))
     if not found:
         logger.info("%s: no slide master with a slide number", metric)
-        return 0.0
+        return fail(STRUCTURE_MISMATCH, f"no slide master the slides use ({plural(len(masters), 'master')}) has a "
+                                        f"slide-number placeholder")
     for partname, hex_color in found:
         rgb = _hex_rgb(hex_color)
         if rgb is None or not test(*rgb):
             logger.info("%s: the slide number of %s is %s, not %s", metric, partname, hex_color or "unset", name)
-            return 0.0
+            return fail(VALUE_MISMATCH, f"the slide number of {partname}: colour expected {name.lower()}, got "
+                                        f"{'#' + hex_color if hex_color else 'none set'}")
     return 1.0
 
 
@@ -250,6 +288,8 @@ def _xcu(result: Any, metric: str) -> dict[tuple[str, str], str | None] | None:
         return None
     if _local(root) != "items":
         logger.info("%s: the result is not a LibreOffice registrymodifications.xcu (root <%s>)", metric, _local(root))
+        explain(UNREADABLE_RESULT, f"the result is not a LibreOffice registrymodifications.xcu: its root is "
+                                   f"<{_local(root)}>, not <oor:items>")
         return None
     return _xcu_settings(root)
 
@@ -267,7 +307,10 @@ def check_presenter_console_disable(result: Any, expected: Any = None) -> float:
         return 0.0
     value = settings.get((_IMPRESS_START, "EnablePresenterScreen"))
     logger.debug("EnablePresenterScreen = %r", value)
-    return float(value is not None and value.strip().lower() == "false")
+    if value is not None and value.strip().lower() == "false":
+        return 1.0
+    return fail(VALUE_MISMATCH, f"{_IMPRESS_START} EnablePresenterScreen: expected false, got "
+                                f"{'unset (the default, on)' if value is None else shown(value)}")
 
 
 @METRICS.register()
@@ -290,6 +333,7 @@ def check_auto_saving_time(result: Any, expected: Any) -> float:
     if settings is None:
         return 0.0
     present = [(path, interval, switch) for path, interval, switch in _AUTOSAVE_KEYS if (path, interval) in settings]
+    found = []  # what each place says, for the reason
     for path, interval, switch in present or _AUTOSAVE_KEYS[:1]:
         value = settings.get((path, interval))
         enabled = (settings.get((path, switch)) or "true").strip().lower() != "false"
@@ -297,12 +341,15 @@ def check_auto_saving_time(result: Any, expected: Any) -> float:
             got = int(value) if value is not None else _AUTOSAVE_DEFAULT_MINUTES
         except ValueError:
             logger.info("%s: %s/%s is %r, not a number", metric, path, interval, value)
+            found.append(f"{path} {interval} is {shown(value)}, not a number")
             continue
         logger.debug("%s: %s/%s = %s, enabled %s", metric, path, interval, got, enabled)
         if got == minutes and enabled:
             return 1.0
+        found.append(f"{path} {interval} is {got}" + (" (unset: the default)" if value is None else "")
+                     + ("" if enabled else f", but {switch} is false (autosave off)"))
     logger.info("%s: autosave is not every %d minutes", metric, minutes)
-    return 0.0
+    return fail(VALUE_MISMATCH, f"autosave interval expected {minutes} minutes, switched on; got: {'; '.join(found)}")
 
 
 #: the accessible name of Impress's slide pane (English, and the name the suite also accepts)
@@ -333,12 +380,19 @@ def check_left_panel(result: Any, expected: Any = None) -> float:
         return 0.0
     if _local(root) == "items":
         value = _xcu_settings(root).get((_SLIDE_PANE, "ImpressView"))
-        return float(value is None or value.strip().lower() != "false")
-    for elem in root.iter():
-        if isinstance(elem.tag, str) and elem.get("name") in _SLIDE_PANE_NAMES and _showing(elem):
+        if value is None or value.strip().lower() != "false":
             return 1.0
+        return fail(VALUE_MISMATCH, f"{_SLIDE_PANE} ImpressView: expected true (the slide pane open), got "
+                                    f"{shown(value)}")
+    panes = [elem for elem in root.iter() if isinstance(elem.tag, str) and elem.get("name") in _SLIDE_PANE_NAMES]
+    if any(_showing(elem) for elem in panes):
+        return 1.0
     logger.info("%s: no slide pane showing in the accessibility tree", metric)
-    return 0.0
+    if panes:
+        return fail(RULE_FAILED, f"the slide pane {shown(panes[0].get('name'))} is in the accessibility tree but not "
+                                 f"showing")
+    return fail(RULE_FAILED, f"no element named {' or '.join(map(repr, _SLIDE_PANE_NAMES))} (the slide pane) in the "
+                             f"accessibility tree")
 
 
 # --------------------------------------------------------------------------- an image (GIMP)
@@ -353,14 +407,20 @@ def check_textbox_on_leftside(result: Any, expected: Any = None) -> float:
     The leftmost pixel darker than grey 128 (transparent parts count as white) must lie within the
     leftmost 5% of the image's width; an image without dark pixels scores 0. ``expected`` is unused.
     """
-    image = open_image(result)
+    path = as_existing_path(result)
+    image = None if path is None else open_image(path)
     if image is None:
         logger.info("check_textbox_on_leftside: no readable image (%r)", result)
-        return 0.0
+        if path is None:
+            return fail(MISSING_RESULT, missing_file(result, "result image"))
+        return fail(UNREADABLE_RESULT, f"{path} is not a readable image")
     dark_columns = np.flatnonzero((np.asarray(image.convert("L")) < _DARK).any(axis=0))
     if dark_columns.size == 0:
         logger.info("check_textbox_on_leftside: no dark pixels")
-        return 0.0
+        return fail(RULE_FAILED, f"the image has no pixel darker than grey {_DARK}: no text to place")
     leftmost = int(dark_columns[0])
     logger.debug("check_textbox_on_leftside: text starts at x=%d of %d", leftmost, image.width)
-    return float(leftmost < _LEFT_BAND * image.width)
+    if leftmost < _LEFT_BAND * image.width:
+        return 1.0
+    return fail(THRESHOLD_NOT_MET, f"the text starts at x={leftmost} of {image.width} pixels "
+                                   f"({leftmost / image.width:.1%}), not within the leftmost {_LEFT_BAND:.0%}")

@@ -8,7 +8,9 @@ from typing import Any
 from desktop_env.cloud.base import CloudAPIError, Settings
 from desktop_env.cloud.accounts import DOCS, VENDORS, settings_file_for
 from desktop_env.session import AccountRequired
+from desktop_env.evaluators.metrics.differences import one_line
 from desktop_env.evaluators.metrics.utils import MetricError
+from desktop_env.evaluators.reasons import MISSING_RESULT, RULE_FAILED, VALUE_MISMATCH, explain, fail, shown
 from desktop_env.registry import ACCOUNT, METRICS
 from desktop_env.tasks import find_suite_root
 
@@ -75,6 +77,7 @@ def _can_log_in(settings_file: str | None, user: str, password: str, name: str) 
         errno = getattr(cause, "errno", None)
         if (isinstance(errno, int) and 390000 <= errno < 391000) or getattr(cause, "sqlstate", None) == "28000":
             logger.info("%s: %r cannot log in: %s", name, user, cause)
+            explain(RULE_FAILED, f"user {user!r} cannot log in with the expected password: {one_line(cause)}")
             return False
         raise
 
@@ -103,22 +106,26 @@ def is_snowflake_user_created(result: Any, expected: dict, settings_file: str | 
         raise MetricError(f"{name} expects a rule {{PROPERTY: value, ROLE, PASSWORD}}, got {expected!r}")
     if not isinstance(result, dict):
         logger.info("%s: no user information (%r)", name, result)
-        return 0.0
+        return fail(MISSING_RESULT, f"no information on the user (the getter gave {shown(result)}): the user "
+                                    f"may not exist")
     want = {str(k).upper(): v for k, v in expected.items()}
     for key, value in want.items():
         if key not in _SPECIAL_KEYS and result.get(key) != _as_text(value):
             logger.info("%s: %s is %r, expected %r", name, key, result.get(key), _as_text(value))
-            return 0.0
+            return fail(VALUE_MISMATCH, f"user property {key}: expected {shown(_as_text(value))}, "
+                                        f"got {shown(result.get(key))}")
     if "ROLE" in want:
         roles = [want["ROLE"]] if isinstance(want["ROLE"], str) else list(want["ROLE"])
         granted = {str(r).upper() for r in result.get("ROLE") or []}
         missing = [r for r in roles if str(r).upper() not in granted]
         if missing:
             logger.info("%s: roles %s not granted (granted: %s)", name, missing, sorted(granted))
-            return 0.0
+            return fail(RULE_FAILED, f"role {missing[0]!r} is not granted to the user (granted: {sorted(granted)})")
     if "PASSWORD" in want:
         login = result.get("LOGIN_NAME") or result.get("NAME")
-        if not login or not _can_log_in(settings_file, str(login), str(want["PASSWORD"]), name):
+        if not login:
+            return fail(RULE_FAILED, "the user information has no LOGIN_NAME or NAME to try the password with")
+        if not _can_log_in(settings_file, str(login), str(want["PASSWORD"]), name):
             return 0.0
     return 1.0
 
@@ -139,9 +146,10 @@ def check_snowflake_log_message(result: Any, expected: dict) -> float:
         raise MetricError(f"check_snowflake_log_message expects a rule {{severity, message}}, got {expected!r}")
     if not isinstance(result, dict):
         logger.info("check_snowflake_log_message: no log record (%r)", result)
-        return 0.0
+        return fail(MISSING_RESULT, f"no log record arrived in the event table (the getter gave {shown(result)})")
     for key in ("severity", "message"):
         if result.get(key) != expected[key]:
             logger.info("check_snowflake_log_message: %s is %r, expected %r", key, result.get(key), expected[key])
-            return 0.0
+            return fail(VALUE_MISMATCH, f"the log record's {key}: expected {shown(expected[key])}, "
+                                        f"got {shown(result.get(key))}")
     return 1.0

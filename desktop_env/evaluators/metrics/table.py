@@ -1,11 +1,9 @@
-"""Table metrics: ``compare_csv`` and ``compare_table`` (xlsx data, display, charts, pivots, styles, validation...)."""
+"""Table metrics: ``compare_table`` (xlsx data, display, charts, pivots, styles, validation...), each rule saying
+where it failed."""
 from __future__ import annotations
 
-import csv
 import difflib
-import io
 import logging
-import math
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,14 +16,21 @@ from openpyxl.utils.exceptions import CellCoordinatesException
 from openpyxl.workbook.workbook import Workbook
 
 from desktop_env.evaluators.metrics.conditional import conditional_overlay
-from desktop_env.evaluators.metrics.fuzzy import FUZZY_TYPES, fuzzy_cells_match, fuzzy_normalize, fuzzy_text
-from desktop_env.evaluators.metrics.number_format import display_text
+from desktop_env.evaluators.metrics.files import missing_file
+from desktop_env.evaluators.metrics.fuzzy import (FUZZY_TYPES, fuzzy_cells_match, fuzzy_mismatch, fuzzy_normalize,
+                                                  fuzzy_text)
+from desktop_env.evaluators.metrics.number_format import export_path, printed_lines
+from desktop_env.evaluators.metrics.sheet_diffs import (Describe, describe_dimensions, describe_filters,
+                                                        describe_sparklines, describe_styles, describe_value,
+                                                        frame_difference, keyed_difference)
 from desktop_env.evaluators.metrics.sheet_parts import (CHART_READERS, COL_PROPS, DV_ATTRIBUTES, PIVOT_READERS,
                                                         ROW_PROPS, STYLE_READERS, load_charts, load_filters,
-                                                        load_pivots, load_rows_or_cols, load_sparklines,
-                                                        load_styles, shown_style)
+                                                        load_pivots, load_rows_or_cols, load_sparklines, load_styles,
+                                                        shown_style)
 from desktop_env.evaluators.metrics.utils import (MetricError, OptionError, as_existing_path, cell_boxes,
-                                                  check_rule_method, match_value_to_rule)
+                                                  check_rule_method, match_value_to_rule, rule_kind, rule_mismatch)
+from desktop_env.evaluators.reasons import (MISSING_RESULT, RULE_FAILED, STRUCTURE_MISMATCH, UNREADABLE_RESULT,
+                                            VALUE_MISMATCH, collecting, explain, fail, first_failure, shown)
 from desktop_env.registry import METRICS
 
 logger = logging.getLogger(__name__)
@@ -45,15 +50,16 @@ class Book:
         return self.wb.sheetnames
 
 
-def _open_book(path) -> Book | None:
+def _open_book(path) -> tuple[Book | None, str]:
+    """The workbook at ``path``, or None and why it cannot be opened."""
     try:
         with warnings.catch_warnings():
             # openpyxl drops extensions it cannot keep (sparklines, x14 validations); rules read those from the XML
             warnings.filterwarnings("ignore", message=".*extension is not supported", category=UserWarning)
-            return Book(Path(path), openpyxl.load_workbook(path), openpyxl.load_workbook(path, data_only=True))
+            return Book(Path(path), openpyxl.load_workbook(path), openpyxl.load_workbook(path, data_only=True)), ""
     except Exception as exc:  # openpyxl raises many types on a bad file (zip, xml, key errors)
         logger.info("cannot open workbook %s: %s", path, exc)
-        return None
+        return None, f"{type(exc).__name__}: {exc}"
 
 
 _SHEET_REF_FORMS = "an int (a result sheet index), 'RI<i>', 'RN<name>', 'EI<i>' or 'EN<name>'"
@@ -118,9 +124,18 @@ class _Books:
             raise MetricError(f"rule {rule['type']!r} refers to the expected book ({key}={rule[key]!r}), "
                               f"but the task gives none")
         if name is None:
-            logger.info("compare_table %s: sheet %r not found in %s", rule["type"], rule[key], book.path.name)
+            _, kind, wanted = _sheet_ref_parts(rule[key])
+            what = f"no sheet {wanted!r}" if kind == "N" else f"no sheet at index {wanted}"
+            explain(STRUCTURE_MISMATCH, f"{what} in {book.path.name} ({key}={rule[key]!r}; its sheets: "
+                                        f"{shown(book.names)})")
             return None
         return book, name
+
+    def label(self, pair: tuple[tuple[Book, str], tuple[Book, str]]) -> str:
+        """How a reason names two compared sheets: ``sheet 'Data' vs expected 'Data'``."""
+        (b0, s0), (b1, s1) = pair
+        first = f"sheet {s0!r}" if b0 is self.result else f"expected sheet {s0!r}"
+        return f"{first} vs {'expected' if b1 is self.expected else 'sheet'} {s1!r}"
 
     def pair(self, rule: dict) -> tuple[tuple[Book, str], tuple[Book, str]] | None:
         """The sheets ``sheet_idx0`` and ``sheet_idx1``; None when either does not exist."""
@@ -128,8 +143,8 @@ class _Books:
         return (first, second) if first is not None and second is not None else None
 
 
-def _compare_pair(rule: dict, books: _Books, load: Callable[[Book, str], Any]) -> bool:
-    """Whether ``load`` gives the same for sheets ``sheet_idx0`` and ``sheet_idx1``."""
+def _compare_pair(rule: dict, books: _Books, load: Callable[[Book, str], Any], describe: Describe) -> bool:
+    """Whether ``load`` gives the same for sheets ``sheet_idx0`` and ``sheet_idx1``; ``describe`` says how not."""
     pair = books.pair(rule)
     if pair is None:
         return False
@@ -137,7 +152,14 @@ def _compare_pair(rule: dict, books: _Books, load: Callable[[Book, str], Any]) -
     if first != second:
         logger.info("compare_table %s: %r differs from %r:\n  %.300r\n  %.300r", rule["type"], rule["sheet_idx0"],
                     rule["sheet_idx1"], first, second)
+        kind, text = describe(rule, first, second)
+        explain(kind, f"{books.label(pair)}: {text}")
     return first == second
+
+
+def _rule_not_held(what: str, value: Any, check: dict) -> None:
+    """Explain a value that fails a ``{method, ref}`` rule: ``Sheet1!A1 value: expected eq 5, got 4``."""
+    explain(rule_kind(check), f"{what}: {rule_mismatch(value, check)}")
 
 
 # --------------------------------------------------------------------------- sheet_data
@@ -145,81 +167,25 @@ def _frame(book: Book, sheet: str) -> pd.DataFrame:
     return pd.read_excel(book.path, sheet_name=sheet, engine="openpyxl")
 
 
-def _norm_cell(v, precision: int):
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return None
-    if isinstance(v, bool):
-        return v
-    if isinstance(v, (int, float)):
-        return round(float(v), precision)
-    if hasattr(v, "isoformat"):
-        return v.isoformat()
-    return str(v)
-
-
-def frames_equal(a: pd.DataFrame, b: pd.DataFrame, precision: int = 4) -> bool:
-    """Same shape, same header, and cells equal after rounding numbers to ``precision`` decimals."""
-    if a.shape != b.shape:
-        return False
-    if [str(c) for c in a.columns] != [str(c) for c in b.columns]:
-        return False
-    for ra, rb in zip(a.itertuples(index=False), b.itertuples(index=False)):
-        if [_norm_cell(x, precision) for x in ra] != [_norm_cell(y, precision) for y in rb]:
-            return False
-    return True
-
-
 def _rule_sheet_data(rule: dict, books: _Books) -> bool:
     pair = books.pair(rule)
     if pair is None:
         return False
     (b0, s0), (b1, s1) = pair
-    return frames_equal(_frame(b0, s0), _frame(b1, s1), int(rule.get("precision", 4)))
+    difference = frame_difference(_frame(b0, s0), _frame(b1, s1), int(rule.get("precision", 4)))
+    if difference is not None:
+        kind, text = difference
+        explain(kind, f"{books.label(pair)}: {text}")
+    return difference is None
 
 
 # --------------------------------------------------------------------------- sheet_print
-# Cells as displayed: LibreOffice's CSV exports beside both books when they exist, else each sheet
-# rendered through its number formats (number_format.display_text).
-
-def _csv_line(cells: list[str]) -> str:
-    out = io.StringIO()
-    csv.writer(out, lineterminator="").writerow(cells)
-    return out.getvalue()
-
-
-def _export_path(book: Book, sheet: str) -> Path:
-    """Where the suite's postconfig puts LibreOffice's CSV export of a sheet: ``<book>-<sheet>.csv``."""
-    return book.path.with_name(f"{book.path.stem}-{sheet}.csv")
-
-
-def printed_lines(book: Book, sheet: str, use_export: bool = True) -> list[str]:
-    """The sheet as it displays, one CSV line per row (stripped; trailing blank lines dropped).
-
-    With ``use_export`` and a ``<book>-<sheet>.csv`` beside the book, that export is read; otherwise the
-    sheet is rendered from its cached values and number formats, from A1 to the last cell with a value.
-    """
-    export = _export_path(book, sheet)
-    if use_export and export.is_file():
-        lines = export.read_text(encoding="utf-8-sig", errors="replace").splitlines()
-    else:
-        ws = book.values[sheet]
-        filled = [(c.row, c.column) for row in ws.iter_rows() for c in row if c.value is not None]
-        last_row = max((r for r, _ in filled), default=0)
-        last_col = max((c for _, c in filled), default=0)
-        lines = [_csv_line([display_text(ws.cell(r, c).value, ws.cell(r, c).number_format)
-                            for c in range(1, last_col + 1)]) for r in range(1, last_row + 1)]
-    lines = [line.strip() for line in lines]
-    while lines and not lines[-1]:
-        lines.pop()
-    return lines
-
-
 def _rule_sheet_print(rule: dict, books: _Books) -> bool:
     pair = books.pair(rule)
     if pair is None:
         return False
     (b0, s0), (b1, s1) = pair
-    use_export = _export_path(b0, s0).is_file() and _export_path(b1, s1).is_file()
+    use_export = export_path(b0, s0).is_file() and export_path(b1, s1).is_file()
     if not use_export:
         logger.info("sheet_print: no CSV export beside both books, rendering %r and %r from their number formats",
                     s0, s1)
@@ -228,7 +194,15 @@ def _rule_sheet_print(rule: dict, books: _Books) -> bool:
         first, second = [x.lower() for x in first], [x.lower() for x in second]
     if first != second:
         diff = next((n for n, (x, y) in enumerate(zip(first, second)) if x != y), min(len(first), len(second)))
-        logger.info("sheet_print: line %d differs: %r vs %r", diff + 1, first[diff:diff + 1], second[diff:diff + 1])
+        how = "CSV exports" if use_export else "rendered through their number formats"
+        if diff < min(len(first), len(second)):
+            explain(VALUE_MISMATCH, f"{books.label(pair)} as displayed ({how}): row {diff + 1} expected "
+                                    f"{shown(second[diff])}, got {shown(first[diff])}")
+        else:
+            row = (f"an extra row {diff + 1}: {shown(first[diff])}" if len(first) > len(second)
+                   else f"row {diff + 1} missing: expected {shown(second[diff])}")
+            explain(STRUCTURE_MISMATCH, f"{books.label(pair)} as displayed ({how}): {len(first)} rows, expected "
+                                        f"{len(second)}; {row}")
     return first == second
 
 
@@ -248,8 +222,8 @@ def _rule_sheet_fuzzy(rule: dict, books: _Books) -> bool:
                     first = fuzzy_normalize(fuzzy_text(ws0.cell(row, col).value), spec)
                     second = fuzzy_normalize(fuzzy_text(ws1.cell(row, col).value), spec)
                     if not fuzzy_cells_match(first, second, spec):
-                        logger.info("sheet_fuzzy %s: %s%d %r vs %r fails %s", s0, get_column_letter(col), row,
-                                    first, second, spec["type"])
+                        kind, text = fuzzy_mismatch(f"{get_column_letter(col)}{row}", first, second, spec)
+                        explain(kind, f"{books.label(pair)}: {text}")
                         return False
     return True
 
@@ -263,25 +237,51 @@ def _rule_data_validation(rule: dict, books: _Books) -> bool:
     validations = book.wb[sheet].data_validations.dataValidation
     wanted = rule["dv_props"]
     if len(validations) < len(wanted):
-        logger.info("data_validation %s: %d validations, %d expected", sheet, len(validations), len(wanted))
+        explain(STRUCTURE_MISMATCH, f"sheet {sheet!r} has {len(validations)} data validations, expected at least "
+                                    f"{len(wanted)}")
         return False
     for dv in validations:
-        if not any(all(match_value_to_rule(getattr(dv, attr), check) for attr, check in props.items())
-                   for props in wanted):
-            logger.info("data_validation %s: %s (type %s, formula1 %r) matches no dv_props entry", sheet,
-                        dv.sqref, dv.type, dv.formula1)
+        failing = [[attr for attr, check in props.items() if not match_value_to_rule(getattr(dv, attr), check)]
+                   for props in wanted]
+        if all(failing):
+            closest = min(range(len(wanted)), key=lambda j: len(failing[j]))
+            attr = failing[closest][0]
+            value = getattr(dv, attr)
+            # a range reads as its text ("C2:C20"), not as openpyxl's MultiCellRange
+            text = rule_mismatch(str(value) if attr in ("ranges", "sqref", "cells") else value, wanted[closest][attr])
+            explain(rule_kind(wanted[closest][attr]), f"sheet {sheet!r}: the data validation on {dv.sqref} (type "
+                                                      f"{dv.type!r}) matches no dv_props entry; the closest, "
+                                                      f"dv_props[{closest}], has {attr}: {text}")
             return False
     return True
 
 
 
 # --------------------------------------------------------------------------- single-sheet rules
+def _rule_sheet_name(rule: dict, books: _Books) -> bool:
+    if books.expected is None:
+        explain(RULE_FAILED, "sheet_name compares the sheet names with the expected workbook, and the task gives none")
+        return False
+    got, want = books.result.names, books.expected.names
+    if got == want:
+        return True
+    at = next((i for i, (x, y) in enumerate(zip(got, want)) if x != y), min(len(got), len(want)))
+    wanted, found = (shown(names[at]) if at < len(names) else "no sheet" for names in (want, got))
+    explain(STRUCTURE_MISMATCH, f"sheet {at + 1}: expected {wanted}, got {found} (sheet names: expected "
+                                f"{shown(want)}, got {shown(got)})")
+    return False
+
+
 def _rule_zoom(rule: dict, books: _Books) -> bool:
     found = books.sheet(rule, "sheet_idx")
     if found is None:
         return False
     book, sheet = found
-    return match_value_to_rule(book.wb[sheet].sheet_view.zoomScale or 100, rule)
+    zoom = book.wb[sheet].sheet_view.zoomScale or 100
+    if match_value_to_rule(zoom, rule):
+        return True
+    _rule_not_held(f"sheet {sheet!r} zoom (percent)", zoom, rule)
+    return False
 
 
 CELL_PROPS = ("value", "formula", *STYLE_READERS)
@@ -305,7 +305,7 @@ def _rule_check_cell(rule: dict, books: _Books) -> bool:
                 conditional = overlay.get(coordinate.replace("$", "").upper(), {})
             value = shown_style(prop, book.wb[sheet][coordinate], conditional)
         if not match_value_to_rule(value, check):
-            logger.info("check_cell %s!%s %s=%r fails %r", sheet, coordinate, prop, value, check)
+            _rule_not_held(f"{sheet}!{coordinate} {prop}", value, check)
             return False
     return True
 
@@ -433,15 +433,16 @@ class RuleType:
 _PAIR = ("sheet_idx0", "sheet_idx1")
 
 
-def _pair_rule(load: Callable[[dict], Callable[[Book, str], Any]]) -> Callable[[dict, _Books], bool]:
-    return lambda rule, books: _compare_pair(rule, books, load(rule))
+def _pair_rule(load: Callable[[dict], Callable[[Book, str], Any]],
+               describe: Describe) -> Callable[[dict, _Books], bool]:
+    return lambda rule, books: _compare_pair(rule, books, load(rule), describe)
 
 
 #: every compare_table rule type; the one list that dispatches and validates them
 RULE_TYPES: dict[str, RuleType] = {
     "sheet_name": RuleType(
         "the two books have the same sheet names in the same order",
-        lambda rule, books: books.expected is not None and books.result.names == books.expected.names),
+        _rule_sheet_name),
     "sheet_data": RuleType(
         "cell values equal, numbers rounded to `precision` decimals (default 4)",
         _rule_sheet_data, _PAIR, _check_sheet_data),
@@ -454,33 +455,38 @@ RULE_TYPES: dict[str, RuleType] = {
         _rule_sheet_fuzzy, (*_PAIR, "rules"), _check_sheet_fuzzy),
     "sparkline": RuleType(
         "the same sparklines (cell -> data range)",
-        _pair_rule(lambda rule: load_sparklines), _PAIR),
+        _pair_rule(lambda rule: load_sparklines, describe_sparklines), _PAIR),
     "chart": RuleType(
         "the same charts (by series) with the same `chart_props`",
-        _pair_rule(lambda rule: lambda b, s: load_charts(b, s, rule.get("chart_props", []))), _PAIR,
+        _pair_rule(lambda rule: lambda b, s: load_charts(b, s, rule.get("chart_props", [])),
+                   lambda rule, got, want: keyed_difference(got, want, "chart over series")), _PAIR,
         lambda rule, field: _check_names(rule, "chart_props", field, list(CHART_READERS), "chart property")),
     "pivot_table": RuleType(
         "the same pivot tables (by source) with the same `pivot_props`",
-        _pair_rule(lambda rule: lambda b, s: load_pivots(b, s, rule.get("pivot_props", []))), _PAIR,
+        _pair_rule(lambda rule: lambda b, s: load_pivots(b, s, rule.get("pivot_props", [])),
+                   lambda rule, got, want: keyed_difference(got, want, "pivot table over")), _PAIR,
         lambda rule, field: _check_names(rule, "pivot_props", field, list(PIVOT_READERS), "pivot property")),
     "style": RuleType(
         "every cell with a value, a fill or an applying conditional format shows the same style `props`",
-        _pair_rule(lambda rule: lambda b, s: load_styles(b, s, rule.get("props", []))), _PAIR,
+        _pair_rule(lambda rule: lambda b, s: load_styles(b, s, rule.get("props", [])), describe_styles), _PAIR,
         lambda rule, field: _check_names(rule, "props", field, list(STYLE_READERS), "style property")),
     "freeze": RuleType(
         "the same frozen panes",
-        _pair_rule(lambda rule: lambda b, s: b.wb[s].freeze_panes), _PAIR),
+        _pair_rule(lambda rule: lambda b, s: b.wb[s].freeze_panes,
+                   describe_value("frozen panes (the top-left unfrozen cell)")), _PAIR),
     "row_props": RuleType(
         "rows have the same `props` (hidden, height...)",
-        _pair_rule(lambda rule: lambda b, s: load_rows_or_cols(b, s, "row", rule["props"])), (*_PAIR, "props"),
+        _pair_rule(lambda rule: lambda b, s: load_rows_or_cols(b, s, "row", rule["props"]),
+                   describe_dimensions("row")), (*_PAIR, "props"),
         lambda rule, field: _check_names(rule, "props", field, ROW_PROPS, "row property", required=True)),
     "col_props": RuleType(
         "columns have the same `props` (hidden, width...)",
-        _pair_rule(lambda rule: lambda b, s: load_rows_or_cols(b, s, "column", rule["props"])), (*_PAIR, "props"),
+        _pair_rule(lambda rule: lambda b, s: load_rows_or_cols(b, s, "column", rule["props"]),
+                   describe_dimensions("column")), (*_PAIR, "props"),
         lambda rule, field: _check_names(rule, "props", field, COL_PROPS, "column property", required=True)),
     "filter": RuleType(
         "the same autofilter (range, column criteria, sort state)",
-        _pair_rule(lambda rule: load_filters), _PAIR),
+        _pair_rule(lambda rule: load_filters, describe_filters), _PAIR),
     "zoom": RuleType(
         "the sheet's zoom (percent, 100 when unset) matches `method`/`ref`",
         _rule_zoom, ("sheet_idx",), _check_zoom),
@@ -546,6 +552,9 @@ def compare_table(result: Any, expected: Any = None, rules: list | None = None) 
     take ``sheet_idx0`` and ``sheet_idx1``. Sheet references: an int (result index), ``RI<i>``,
     ``RN<name>``, ``EI<i>``, ``EN<name>``. A missing sheet fails the rule.
 
+    The reason of a 0 names the first rule that failed (``rules[2] (check_cell)``) and where: the sheet
+    and cell with both values, the missing sheet, chart or pivot table, the property that differs.
+
     Raises:
         MetricError: options :func:`check_table_options` rejects (an :class:`OptionError`), a rule on the
             expected book when there is none, or an expected book that is missing or unreadable.
@@ -553,21 +562,25 @@ def compare_table(result: Any, expected: Any = None, rules: list | None = None) 
     check_table_options({"rules": rules})
     pr = as_existing_path(result)
     if pr is None:
-        return 0.0
-    res = _open_book(pr)
+        return fail(MISSING_RESULT, missing_file(result, "result workbook"))
+    res, why = _open_book(pr)
     if res is None:
-        return 0.0
+        return fail(UNREADABLE_RESULT, f"{pr.name} cannot be opened as a workbook ({why})")
     exp = None
     if expected is not None:
         pe = as_existing_path(expected)
         if pe is None:
             raise MetricError(f"expected workbook {expected!r} does not exist")
-        exp = _open_book(pe)
+        exp, why = _open_book(pe)
         if exp is None:
-            raise MetricError(f"expected workbook {expected!r} cannot be opened")
+            raise MetricError(f"expected workbook {expected!r} cannot be opened ({why})")
     books = _Books(res, exp)
     for i, rule in enumerate(rules):
-        if not RULE_TYPES[rule["type"]].run(rule, books):
-            logger.info("compare_table: rule %d (%s) failed", i, rule["type"])
-            return 0.0
+        with collecting() as noted:  # a rule's own notes, kept only when it fails
+            held = RULE_TYPES[rule["type"]].run(rule, books)
+        if not held:
+            why = first_failure(noted)
+            logger.info("compare_table: rule %d (%s) failed: %s", i, rule["type"], why)
+            return fail(why.kind if why else RULE_FAILED, f"rules[{i}] ({rule['type']}): "
+                                                          f"{why.text if why else 'it did not hold'}")
     return 1.0

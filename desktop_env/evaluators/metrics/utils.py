@@ -7,11 +7,13 @@ import math
 import operator
 import os
 import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from desktop_env.errors import DesktopEnvError
+from desktop_env.evaluators.reasons import RULE_FAILED, VALUE_MISMATCH, shown
 from desktop_env.evaluators.values import GuestText
 
 logger = logging.getLogger(__name__)
@@ -343,6 +345,49 @@ def match_value_to_rule(value: Any, rule: dict) -> bool:
         return bool(spec.test(value, rule.get("ref"), arg))
     except (TypeError, ValueError, AttributeError):
         return False
+
+
+# --------------------------------------------------------------------------- reason texts
+# What a metric says when it finds a difference (desktop_env.evaluators.reasons): one wording per
+# concept, shared by every metric module.
+
+#: Methods of ``{"method", "ref"}`` rules that compare for equality: their failure is a differing value.
+EQUALITY_METHODS = ("eq", "str_eq", "approx")
+
+
+def rule_text(rule: Any) -> str:
+    """A ``{"method", "ref"}`` rule as a reason shows it: ``eq 5``, ``re 'dark'``, ``range.te [1, 5]``, ``none``."""
+    if not isinstance(rule, dict):
+        return shown(rule)
+    method = rule.get("method", "eq")
+    return str(method) if "ref" not in rule else f"{method} {shown(rule['ref'])}"
+
+
+def rule_mismatch(value: Any, rule: Any) -> str:
+    """Why ``value`` does not satisfy a ``{"method", "ref"}`` rule, for a reason: ``expected eq 5, got 4``."""
+    return f"expected {rule_text(rule)}, got {shown(value)}"
+
+
+def rule_kind(rule: Any) -> str:
+    """The reason kind of a rule that did not hold: VALUE_MISMATCH for an equality method, else RULE_FAILED."""
+    method = rule.get("method", "eq") if isinstance(rule, dict) else "eq"
+    return VALUE_MISMATCH if str(method).split(":")[0] in EQUALITY_METHODS else RULE_FAILED
+
+
+def items_difference(got: Any, want: Any) -> str:
+    """How two collections of items differ as multisets, for a reason: ``missing [...]; unexpected [...]``."""
+    g, w = Counter(map(str, got)), Counter(map(str, want))
+    missing, extra = sorted((w - g).elements()), sorted((g - w).elements())
+    parts = ([f"missing {shown(missing)}"] if missing else []) + ([f"unexpected {shown(extra)}"] if extra else [])
+    return "; ".join(parts) or f"the same items in another order: expected {shown(list(want))}, got {shown(list(got))}"
+
+
+def text_tail(text: str, chars: int = 300) -> str:
+    """The end of ``text`` (a command's output) for a reason: its last ``chars`` characters, whitespace collapsed."""
+    flat = " ".join(text.split())
+    if not flat:
+        return "it is empty"
+    return "it ends: " + (flat if len(flat) <= chars else "..." + flat[-chars:])
 
 
 def as_existing_path(value: Any) -> Path | None:

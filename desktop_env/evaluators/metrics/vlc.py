@@ -10,12 +10,16 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
 import posixpath
+from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 from xml.etree import ElementTree
 
 from desktop_env.evaluators.metrics.utils import MetricError, text_of
+from desktop_env.evaluators.reasons import (MISSING_RESULT, RULE_FAILED, UNREADABLE_RESULT, VALUE_MISMATCH, explain,
+                                            fail, shown)
 from desktop_env.registry import METRICS
 
 logger = logging.getLogger(__name__)
@@ -23,15 +27,27 @@ logger = logging.getLogger(__name__)
 
 # --------------------------------------------------------------------------- vlcrc settings
 
+def _result_text(result: Any, what: str) -> str | None:
+    """The text of the result (``what`` names it in reasons); None when it is missing or unreadable (explained)."""
+    text = text_of(result)
+    if text is None:
+        logger.info("no %s to read (the result is missing)", what)
+        if isinstance(result, os.PathLike) and Path(result).exists():
+            explain(UNREADABLE_RESULT, f"the {what} {Path(result).name} cannot be read")
+        else:
+            explain(MISSING_RESULT, f"there is no {what} (None)" if result is None
+                    else f"the {what} {result} does not exist")
+    return text
+
+
 def _read_vlcrc(result: Any) -> dict[str, str] | None:
-    """The settings a vlcrc sets, ``key -> value`` (stripped); None when the result is missing.
+    """The settings a vlcrc sets, ``key -> value`` (stripped); None when the result is missing (explained).
 
     ``#`` lines are comments (VLC's commented defaults included) and ``[section]`` lines are
     headers; a key set twice keeps its last value, as VLC does.
     """
-    text = text_of(result)
+    text = _result_text(result, "vlcrc")
     if text is None:
-        logger.info("no vlcrc to read (the result is missing)")
         return None
     settings: dict[str, str] = {}
     for line in text.lstrip("\ufeff").splitlines():
@@ -80,7 +96,10 @@ def _check_vlc_setting(metric: str, result: Any, expected: Any, key: str, rule_k
     ok = _same_setting(actual, want)
     logger.info("%s: %s=%r (%s), expected %r -> %s", metric, key, actual,
                 "set" if key in settings else "VLC's default", want, ok)
-    return float(ok)
+    if not ok:
+        return fail(VALUE_MISMATCH, f"vlcrc {key}: expected {shown(want)}, got {shown(actual)}"
+                                    + ("" if key in settings else " (not set: VLC's default)"))
+    return 1.0
 
 
 @METRICS.register()
@@ -169,7 +188,12 @@ def check_global_key_play_pause(result: Any, expected: Any) -> float:
             raise MetricError(f"{metric}: expected_global_key_play_pause must be 1, 0 or a key name, "
                               f"got {want!r}") from None
     logger.info("%s: global-key-play-pause=%r, expected %r -> %s", metric, actual, want, ok)
-    return float(ok)
+    if not ok:
+        wanted = (shown(want) if isinstance(want, str) and want.strip() not in ("0", "1")
+                  else "a key" if actual == "" else "no key")
+        return fail(VALUE_MISMATCH, f"vlcrc global-key-play-pause: expected {wanted}, got {shown(actual)}"
+                                    + ("" if "global-key-play-pause" in settings else " (not set)"))
+    return 1.0
 
 
 #: VLC's default slider colours: four RGB stops, semicolon-separated
@@ -216,13 +240,22 @@ def check_qt_slider_colours(result: Any, expected: Any) -> float:
     if settings is None:
         return 0.0
     actual = settings.get("qt-slider-colours", _DEFAULT_SLIDER_COLOURS)
+    shown_actual = shown(actual) + ("" if "qt-slider-colours" in settings else " (not set: VLC's default)")
     colours = _slider_colours(actual)
     if colours is None:
         logger.info("%s: qt-slider-colours=%r is not a list of RGB stops", metric, actual)
-        return 0.0
-    ok = colours == want if kind == "match" else all(c < _BLACKISH_BELOW for stop in colours for c in stop)
-    logger.info("%s: qt-slider-colours=%r, rule %s -> %s", metric, actual, kind, ok)
-    return float(ok)
+        return fail(VALUE_MISMATCH, f"vlcrc qt-slider-colours: {shown_actual} is not a list of r;g;b colour stops")
+    logger.info("%s: qt-slider-colours=%r, rule %s", metric, actual, kind)
+    if kind == "match":
+        if colours != want:
+            return fail(VALUE_MISMATCH, f"vlcrc qt-slider-colours: expected "
+                                        f"{shown(expected['expected_qt_slider_colours'])}, got {shown_actual}")
+        return 1.0
+    bright = next((i for i, stop in enumerate(colours, 1) if any(c >= _BLACKISH_BELOW for c in stop)), None)
+    if bright is not None:
+        return fail(RULE_FAILED, f"vlcrc qt-slider-colours {shown_actual}: colour stop {bright} "
+                                 f"{colours[bright - 1]} is not black-ish (every channel under {_BLACKISH_BELOW})")
+    return 1.0
 
 
 def _norm_dir(path: str) -> str:
@@ -249,7 +282,10 @@ def is_vlc_recordings_folder(result: Any, expected: Any) -> float:
     actual = settings.get("input-record-path", "")
     ok = bool(actual) and _norm_dir(actual) == _norm_dir(str(want))
     logger.info("is_vlc_recordings_folder: input-record-path=%r, expected %r -> %s", actual, want, ok)
-    return float(ok)
+    if not ok:
+        return fail(VALUE_MISMATCH, f"vlcrc input-record-path: expected {shown(want)}, got {shown(actual)}"
+                                    + ("" if actual else " (not set)"))
+    return 1.0
 
 
 # --------------------------------------------------------------------------- playing state, window
@@ -259,15 +295,17 @@ _MEDIA_NAME_INFOS = ("filename", "url", "uri", "location", "name", "title")
 
 
 def _playing_names(xml_text: str) -> list[str] | None:
-    """What VLC's status XML says is playing (file names, URLs, titles), or None when it is not playing."""
+    """What VLC's status XML says is playing (file names, URLs, titles), or None (explained) when it is not playing."""
     try:
         root = ElementTree.fromstring(xml_text.strip())
     except ElementTree.ParseError as exc:
         logger.info("the VLC status is not XML: %s", exc)
+        explain(UNREADABLE_RESULT, f"the VLC status is not XML ({exc}): {shown(xml_text.strip())}")
         return None
     state = (root.findtext("state") or "").strip()
     if state != "playing":
         logger.info("VLC is not playing (state %r)", state or None)
+        explain(VALUE_MISMATCH, f"VLC's state: expected 'playing', got {shown(state or None)}")
         return None
     names: dict[str, list[str]] = {}
     for category in root.iter("category"):
@@ -315,9 +353,8 @@ def is_vlc_playing(result: Any, expected: Any) -> float:
     want = expected.get(kind)
     if not isinstance(want, str) or not want:
         raise MetricError(f"is_vlc_playing: a {kind!r} rule needs a non-empty string {kind!r}, got {want!r}")
-    text = text_of(result)
+    text = _result_text(result, "VLC status")
     if text is None:
-        logger.info("is_vlc_playing: no VLC status (the result is missing)")
         return 0.0
     names = _playing_names(text)
     if names is None:
@@ -325,7 +362,10 @@ def is_vlc_playing(result: Any, expected: Any) -> float:
     match = _names_file if kind == "file_name" else _names_url
     ok = any(match(name, want) for name in names)
     logger.info("is_vlc_playing: playing %s, expected %s %r -> %s", names, kind, want, ok)
-    return float(ok)
+    if not ok:
+        return fail(VALUE_MISMATCH, f"VLC is playing {shown(names) if names else 'an item with no name'}, "
+                                    f"not the {kind.replace('_', ' ')} {shown(want)}")
+    return 1.0
 
 
 def _size(value: Any) -> tuple[int, int] | None:
@@ -358,6 +398,12 @@ def is_vlc_fullscreen(result: Any, expected: Any) -> float:
     a, b = _size(result), _size(expected)
     if a is None or b is None:
         logger.info("is_vlc_fullscreen: a size is missing or unreadable (%r, %r)", result, expected)
-        return 0.0
+        side, value = ("result", result) if a is None else ("expected", expected)
+        if value is None:
+            return fail(MISSING_RESULT, f"there is no {side} size (a window or screen size; None)")
+        return fail(UNREADABLE_RESULT, f"the {side} is not a size {{width, height}}: {shown(value)}")
     logger.info("is_vlc_fullscreen: %s vs %s", a, b)
-    return float(a == b)
+    if a != b:
+        return fail(VALUE_MISMATCH, f"the sizes differ: result {a[0]}x{a[1]}, expected {b[0]}x{b[1]} "
+                                    f"(VLC's window must fill the screen)")
+    return 1.0
