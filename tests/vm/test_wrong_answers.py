@@ -3,7 +3,7 @@ missing line, nothing at all...), and each task's status.json, traj.jsonl and su
 
 The agent acts through env.step like any agent (its pyautogui actions are Python code run by the guest's
 executor); the jobs run through the harness's own run_job, two VMs in two forked processes (a test agent is
-not registered in the spawned workers of run.py). About 3-5 minutes under emulation.
+not registered in the spawned workers of run.py). About 1.5 minutes under emulation here.
 """
 import json
 import multiprocessing
@@ -31,8 +31,8 @@ def py(code: str) -> str:
 
 #: task id -> (the wrong answer's actions before DONE (or the last action), the reason kind, substrings of its text)
 WRONG = {
-    # Calc: nothing done, the workbook is left as it opened
-    "c41e7a52-2f0b-4d8e-9a61-5b3c7d9e1f20": ([], "value_mismatch", ["D1", "Total"]),
+    # Calc: nothing done, the workbook is left as it opened (no Total column)
+    "c41e7a52-2f0b-4d8e-9a61-5b3c7d9e1f20": ([], "structure_mismatch", ["expected 4", "'Total'"]),
     # JupyterLab: the notebook is never run
     "5d2f8b14-6a3c-4e97-b1d0-8c4e2a6f9b31": ([], None, ["cell"]),
     # a typo in the file's only line
