@@ -241,14 +241,17 @@ def build_server(desktops: Desktops, evaluate: bool = True):
     if evaluate:
         @tool
         def evaluate(ctx: Context, env: str = DEFAULT_ENV) -> dict:  # noqa: F811 - the tool's name
-            """Score the task running in ``env`` with its evaluator (0.0 to 1.0) and end the task."""
+            """Score the task running in ``env`` with its evaluator (0.0 to 1.0) and end the task; ``reason`` says
+            why (``{"kind", "text", "metric"}``: what the grader compared and where the first difference is)."""
             desktop = desktops.desktop(owner(ctx), env, create=False)
             with desktop.lock:
                 if desktop.task_id is None:
                     raise DesktopEnvError(f"no task runs in {env!r}: start_task first")
-                score = float(desktop.env.evaluate())
+                verdict = desktop.env.evaluate()
                 task_id, desktop.task_id = desktop.task_id, None
-            return {"env": env, "task_id": task_id, "score": score}
+            reason = getattr(verdict, "reason", None)
+            return {"env": env, "task_id": task_id, "score": float(verdict),
+                    "reason": reason.to_json() if reason is not None else None}
 
     @tool
     def list_snapshots(ctx: Context, env: str = DEFAULT_ENV) -> list[str]:
