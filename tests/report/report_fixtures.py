@@ -43,10 +43,14 @@ def _traj(folder: Path, steps: list[dict]) -> None:
                                 "info": {}, "screenshot_file": shot, **s}) + "\n")
 
 
+#: The reason the wrong trial of T_OS_TRIALS records (status.json's ``reason``).
+REASON = {"kind": "value_mismatch", "text": "line 2: expected 'total 42', got 'total 41'", "metric": "compare_text_file"}
+
+
 def _status(folder: Path, task_id: str, model: str, status: str, score, steps: int, duration_s: float,
-            trial: int = 1, error: str | None = None) -> None:
+            trial: int = 1, error: str | None = None, reason: dict | None = None) -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "status.json").write_text(json.dumps({
+    (folder / "status.json").write_text(json.dumps({"reason": reason,
         "task_id": task_id, "domain": APP.get(task_id, "os"), "model": model, "trial": trial,
         "action_space": "pyautogui", "observation_type": "screenshot", "status": status, "final": True,
         "score": score, "steps": steps, "duration_s": duration_s, "attempts": 1, "error": error,
@@ -84,7 +88,8 @@ def make_results(root: Path) -> Path:
     _traj(f, [{"action": None, "action_struct": {"type": None}, "parse_error": "no code block in the reply"}])
     for trial, (st, score) in enumerate([("success", 1.0), ("wrong_result", 0.0)], 1):
         f = a / "os" / T_OS_TRIALS / f"trial_{trial}"
-        _status(f, T_OS_TRIALS, "agentA", st, score, 2, 20.0 + trial, trial=trial)
+        _status(f, T_OS_TRIALS, "agentA", st, score, 2, 20.0 + trial, trial=trial,
+                reason=REASON if st == "wrong_result" else None)
         _traj(f, [{"action": "pyautogui.press('enter')"}, {"action": "DONE"}])
     f = a / "os" / T_OS_INFRA
     _status(f, T_OS_INFRA, "agentA", "infra_error", None, 0, 3.0, error="VMLaunchError: qemu exited early")

@@ -4,7 +4,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from PIL import Image
-from report_fixtures import T_CALC_OK
+from report_fixtures import T_CALC_OK, T_OS_TRIALS
 
 
 class _Links(HTMLParser):
@@ -59,3 +59,11 @@ def test_task_page_shows_steps_annotated_screenshots_and_the_recording(fake_repo
     if recording is not None:  # made with ffmpeg when it is installed
         assert (page.parent / key / "recording.mp4").read_bytes() == recording.read_bytes()
         assert f'src="{key}/recording.mp4"' in html
+
+
+def test_a_task_page_says_why_its_score_is_what_it_is(fake_report):
+    key = next(k for k in fake_report.task_pages if T_OS_TRIALS in k and k.endswith("trial2"))
+    html = fake_report.task_pages[key].read_text()
+    assert "<th>why</th>" in html and "value_mismatch: compare_text_file: line 2: expected &#x27;total 42&#x27;" in html
+    other = next(k for k in fake_report.task_pages if T_OS_TRIALS in k and not k.endswith("trial2"))
+    assert "total 41" not in fake_report.task_pages[other].read_text()  # the successful trial has no such reason

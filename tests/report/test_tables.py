@@ -31,6 +31,8 @@ def test_task_rows_match_each_status_file(fake_report, fake_results):
         assert int(row["steps"]) == t["steps"]
         assert float(row["duration_s"]) == t["duration_s"]
         assert row["failure_kind"] == ("" if t["status"] == "success" else t["status"])
+        assert row["reason_kind"] == ((t.get("reason") or {}).get("kind") or "")
+        assert ((t.get("reason") or {}).get("text") or "") in row["reason"]
     assert len(rows) == 7 + 3  # plus the three old-layout folders
 
 
