@@ -26,6 +26,8 @@ LIMITS: dict[str, tuple[float, str]] = {
     "setup.chromium": (300.0, "Chromium's remote-debugging port answering after google_chrome_browser starts it"),
     "setup.cdp_connect": (180.0, "Playwright connecting to the guest's Chromium over CDP"),
     "setup.page_load": (300.0, "a web UI's page loading in the guest's Chromium (until its load event)"),
+    "setup.open_window": (420.0, "a file opened by the open step showing its window (LibreOffice needs minutes "
+                                 "under load)"),
     "setup.page_render": (300.0, "the pages a setup step opened in Chromium showing their content (text, steady)"),
     "oracle.command": (1200.0, "one shell command of a reference solution"),
     "oracle.locate": (180.0, "a GUI step of a reference solution finding its target (its own timeout_s is scaled too)"),

@@ -9,7 +9,8 @@ import desktop_env.configs.accounts  # noqa: F401  (the four imports fill SETUP_
 import desktop_env.configs.browser  # noqa: F401
 import desktop_env.configs.steps  # noqa: F401
 import desktop_env.configs.webui  # noqa: F401
-from desktop_env.session import SetupContext, SetupError
+from desktop_env.errors import GuestServerError
+from desktop_env.session import AccountRequired, NotSupportedError, SetupContext, SetupError
 from desktop_env.registry import CONFIG_DISPATCH, SETUP_STEPS, Entry
 from desktop_env.tasks import SPELLING_FUNC, StepSpec
 
@@ -88,6 +89,38 @@ def run_steps(ctx: SetupContext, steps: list[StepSpec], phase: str = "config") -
             err = SetupError(f"{where} failed: {exc}", step=step.name)
             err.where = where
             raise err from exc
+
+
+def run_postconfig(ctx: SetupContext, steps: list[StepSpec], phase: str = "evaluator.postconfig") -> list[str]:
+    """Run an evaluator's postconfig steps as the suites' harnesses do: a step that fails is recorded and the
+    next one runs, so the state the agent left is still scored (an agent that saved its file and closed the
+    application scores on the saved file although the postconfig's ``activate_window`` finds no window).
+
+    Returns:
+        one line per failed step (``evaluator.postconfig[0] (activate_window): ...``), empty when all ran.
+
+    Raises:
+        NotSupportedError, AccountRequired: a step that cannot run here at all (a tool not in the image, an
+            account), as in ``config``.
+        GuestServerError: the in-VM server did not answer (an infrastructure failure, not the step's).
+    """
+    failures = []
+    for i, step in enumerate(steps):
+        where = f"{phase}[{i}]"
+        try:
+            run_step(ctx, step)
+        except (NotSupportedError, AccountRequired):
+            raise
+        except GuestServerError as exc:
+            if exc.status is None:
+                raise
+            failures.append(f"{where} ({step.name}): {exc}")
+        except SetupError as exc:
+            failures.append(f"{where} ({step.name}): {exc}")
+        else:
+            continue
+        logger.warning("task %s: %s failed; scoring goes on: %s", ctx.task.id, where, failures[-1])
+    return failures
 
 
 def run_config(ctx: SetupContext) -> None:

@@ -12,7 +12,7 @@ import urllib.request
 from pathlib import Path, PurePosixPath
 
 from desktop_env.session import SetupContext, SetupError, execute_checked
-from desktop_env.limits import execute_limited, limit
+from desktop_env.limits import LIMITS, execute_limited, limit
 from desktop_env.registry import SETUP_STEPS
 from desktop_env.tasks import is_remote_url, strip_file_scheme
 
@@ -89,10 +89,41 @@ def launch(ctx: SetupContext, command, shell: bool = False) -> None:
     ctx.controller.launch(command, shell=shell)
 
 
+#: bash, run in the guest: exit 0 once a window whose title holds $1 or $2 (the file's name without its
+#: extension: some applications drop it) is listed, 1 with the window list on stderr after $3 seconds.
+_WINDOW_WAIT = r"""
+deadline=$((SECONDS + $3))
+while [ "$SECONDS" -lt "$deadline" ]; do
+    wmctrl -l 2>/dev/null | grep -qF -e "$1" -e "$2" && exit 0
+    sleep 0.5
+done
+echo "windows now open:" >&2
+wmctrl -l >&2
+exit 1
+"""
+
+
 @SETUP_STEPS.register()
 def open(ctx: SetupContext, path: str) -> None:  # noqa: A001 - the JSON name is "open"
-    """Open a file in the VM with its default application."""
+    """Open a file in the VM with its default application, and return once a window showing it is listed
+    (its title holds the file's name, or that name without its extension), within the time limit
+    ``setup.open_window``: an agent's first observation then shows the file, as in the suites' own VMs.
+
+    Raises:
+        SetupError: no such window appeared in time (the message lists the windows that did).
+    """
     ctx.controller.open_file(path)
+    name = PurePosixPath(path).name
+    stem = PurePosixPath(name).stem or name
+    seconds = limit("setup.open_window")
+    # the guest's own kill comes 30 s after the script's deadline, so the script reports the windows it saw
+    reply = execute_limited(ctx.controller, ["bash", "-c", _WINDOW_WAIT, "bash", name, stem, str(int(seconds))],
+                            name="setup.open_window", base_s=LIMITS["setup.open_window"][0] + 30,
+                            what=f"open {path}: its window showing")
+    if reply.get("returncode") != 0:
+        raise SetupError(f"no window showing {name} appeared within {seconds:g} s after opening {path} (time limit "
+                         f"setup.open_window); {' '.join((reply.get('error') or '').split())[-600:]}", step="open")
+    logger.info("open: %s shows its window", path)
 
 
 def _check_command(command, step: str) -> None:

@@ -264,6 +264,8 @@ class DesktopEnv(gym.Env):
             reason = getattr(verdict, "reason", None)
             if reason is not None:
                 info["reason"] = reason.to_json()
+            if getattr(verdict, "postconfig_errors", None):
+                info["postconfig_errors"] = list(verdict.postconfig_errors)
         if error:
             info["error"] = error
         obs = self._observe(error)

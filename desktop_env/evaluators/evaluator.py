@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from desktop_env.session import NotSupportedError, SetupContext, SetupError
-from desktop_env.configs.dispatch import run_steps
+from desktop_env.configs.dispatch import run_postconfig
 from desktop_env.errors import DesktopEnvError, EvaluatorError, TaskConfigError
 from desktop_env.evaluators.metrics.utils import MetricError
 from desktop_env.evaluators.reasons import (GAVE_UP, INFEASIBLE, MISSING_RESULT, PASSED, UNEXPLAINED, Reason,
@@ -24,13 +24,17 @@ class Verdict(float):
 
     ``evaluate`` returns one, so callers that want a number keep using it as a float; the reason
     never rides inside a float through the evaluator, which carries both explicitly.
+    ``postconfig_errors`` lists the evaluator's postconfig steps that failed before scoring (each
+    recorded, none stopping the scoring).
     """
 
     reason: Reason
+    postconfig_errors: list[str]
 
-    def __new__(cls, score: float, reason: Reason):
+    def __new__(cls, score: float, reason: Reason, postconfig_errors: list[str] | None = None):
         self = super().__new__(cls, score)
         self.reason = reason
+        self.postconfig_errors = list(postconfig_errors or [])
         return self
 
     @property
@@ -240,7 +244,8 @@ def evaluate(task: TaskSpec, ctx: SetupContext, last_action: Any = None) -> Verd
         metric that decided it (see :mod:`desktop_env.evaluators.reasons`).
 
     Raises:
-        SetupError: postconfig failed, or a step/getter cannot run here (account, missing tool).
+        SetupError: a postconfig step or a getter cannot run here (account, missing tool); a postconfig
+            step that fails otherwise is recorded in the verdict's ``postconfig_errors`` and scoring goes on.
         TaskConfigError: the expected side names a task file that is missing, or a metric
             rejected its options or the expected file.
         EvaluatorError: a metric or getter raised anything else (a grader bug: the harness
@@ -264,9 +269,9 @@ def evaluate(task: TaskSpec, ctx: SetupContext, last_action: Any = None) -> Verd
         logger.info("evaluation %s -> %.3f (%s)", name, score, verdict.reason)
         return verdict
     ev = task.evaluator
-    if ev.postconfig:
-        run_steps(ctx, ev.postconfig, "evaluator.postconfig")
-    return _evaluate_metrics(ev, ctx)
+    failed_steps = run_postconfig(ctx, ev.postconfig) if ev.postconfig else []
+    verdict = _evaluate_metrics(ev, ctx)
+    return Verdict(float(verdict), verdict.reason, failed_steps) if failed_steps else verdict
 
 
 def _action_name(action: Any) -> str:

@@ -97,9 +97,10 @@ def call_agent(what: str, fn, *args):
         raise AgentError(what, exc, tail) from exc
 
 
-def _note_score(path: Path, score: float, reason: dict | None) -> None:
-    """Add the score and its reason to the last line of a trajectory scored after its loop (the step that
-    ended the episode did not score it: the agent stopped giving actions, or the oracle's last step)."""
+def _note_score(path: Path, score: float, reason: dict | None, postconfig_errors: list[str]) -> None:
+    """Add the score, its reason and the failed postconfig steps to the last line of a trajectory scored after
+    its loop (the step that ended the episode did not score it: the agent stopped giving actions, or the
+    oracle's last step)."""
     lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
     if not lines:
         return
@@ -108,7 +109,8 @@ def _note_score(path: Path, score: float, reason: dict | None) -> None:
     except ValueError:
         return
     info = last.get("info") if isinstance(last.get("info"), dict) else {}
-    last["info"] = {**info, "score": score, **({"reason": reason} if reason else {})}
+    last["info"] = {**info, "score": score, **({"reason": reason} if reason else {}),
+                    **({"postconfig_errors": postconfig_errors} if postconfig_errors else {})}
     write_atomic(path, "\n".join(lines[:-1] + [json.dumps(last, ensure_ascii=False)]) + "\n")
 
 
@@ -121,8 +123,9 @@ def run_episode(env, agent, task, args, folder: Path, deadline: float) -> dict:
         deadline: ``time.monotonic()`` past which the attempt stops.
 
     Returns:
-        ``{"score", "reason", "steps", "last_type", "last_parse_error"}``; ``reason`` is the score's
-        reason as JSON (``{"kind", "text", "metric"}``; see :mod:`desktop_env.evaluators.reasons`).
+        ``{"score", "reason", "postconfig_errors", "steps", "last_type", "last_parse_error"}``; ``reason``
+        is the score's reason as JSON (``{"kind", "text", "metric"}``; see :mod:`desktop_env.evaluators.reasons`),
+        ``postconfig_errors`` the evaluator's postconfig steps that failed (scoring went on).
 
     Raises:
         TaskTimeout: past ``deadline``.
@@ -142,7 +145,7 @@ def run_episode(env, agent, task, args, folder: Path, deadline: float) -> dict:
         env.start_recording(folder / RECORDING_FILE)
     stamp = lambda: datetime.datetime.now().strftime("%Y%m%d@%H%M%S%f")  # noqa: E731
     (folder / f"step_0_{stamp()}.png").write_bytes(env.screenshot_png())
-    step, done, score, reason = 0, False, None, None
+    step, done, score, reason, postconfig_errors = 0, False, None, None, []
     last_type, last_parse_error = None, False
     replays_solution = bool(getattr(agent, "replays_solution", False))
     max_steps = args.max_steps
@@ -207,6 +210,7 @@ def run_episode(env, agent, task, args, folder: Path, deadline: float) -> dict:
                                              field=f"solution[{index}]")
                 if terminated or truncated:
                     done, score, reason = True, float(reward), info.get("reason")
+                    postconfig_errors = list(info.get("postconfig_errors") or [])
                     break
                 check_time()
                 if step >= max_steps:
@@ -220,6 +224,7 @@ def run_episode(env, agent, task, args, folder: Path, deadline: float) -> dict:
         verdict = env.evaluate()
         score = float(verdict)
         reason = verdict.reason.to_json() if getattr(verdict, "reason", None) is not None else None
-        _note_score(folder / TRAJECTORY_FILE, score, reason)
-    return {"score": score, "reason": reason, "steps": step, "last_type": last_type,
-            "last_parse_error": last_parse_error}
+        postconfig_errors = list(getattr(verdict, "postconfig_errors", None) or [])
+        _note_score(folder / TRAJECTORY_FILE, score, reason, postconfig_errors)
+    return {"score": score, "reason": reason, "postconfig_errors": postconfig_errors, "steps": step,
+            "last_type": last_type, "last_parse_error": last_parse_error}

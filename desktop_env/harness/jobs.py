@@ -180,6 +180,8 @@ def run_job(job: dict, args, agent, env_box: list, new_env) -> dict:
                 outcome = classify(episode["score"], episode["last_type"], episode["last_parse_error"], feasible)
                 status.update(score=episode["score"], reason=episode.get("reason"), steps=episode["steps"],
                               final=True, error=None, status=outcome.value)
+                if episode.get("postconfig_errors"):
+                    status["postconfig_errors"] = episode["postconfig_errors"]
                 break
             except TaskTimeout as exc:
                 ended(Status.TIMEOUT, score=0.0, error=str(exc))

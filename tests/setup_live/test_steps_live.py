@@ -284,7 +284,11 @@ def text_handler(xsession, tmp_path_factory):
     base = tmp_path_factory.mktemp("handler")
     log = base / "opened.log"
     handler = base / "open-text.sh"
-    handler.write_text(f"#!/bin/sh\necho \"$1\" >> '{log}'\n")
+    # it shows a window titled with the file's name, as an application does (xmessage, from x11-utils),
+    # except for a file named no-window*, which it only logs
+    handler.write_text(f"#!/bin/sh\necho \"$1\" >> '{log}'\n"
+                       "case \"$(basename \"$1\")\" in no-window*) exit 0;; esac\n"
+                       "exec xmessage -title \"$(basename \"$1\")\" \"opened $1\"\n")
     handler.chmod(0o755)
     apps_dir = xsession.home / ".local" / "share" / "applications"
     apps_dir.mkdir(parents=True, exist_ok=True)
@@ -297,13 +301,30 @@ def text_handler(xsession, tmp_path_factory):
     return log
 
 
-def test_open_runs_the_default_application(suite, context, guest, text_handler):
+def test_open_runs_the_default_application_and_returns_once_its_window_shows(suite, context, guest, text_handler,
+                                                                              xsession):
+    import subprocess
+
     doc = guest / "report.txt"
     doc.write_text("plain text to open\n")
     task = suite(APP, _task([{"type": "open", "parameters": {"path": str(doc)}}]))
     run_config(context(task))
-    wait_until(lambda: text_handler.exists() and str(doc) in text_handler.read_text().splitlines(), 20,
-               f"the text/plain handler to be called with {doc}")
+    assert str(doc) in text_handler.read_text().splitlines()
+    windows = subprocess.run(["wmctrl", "-l"], capture_output=True, text=True, env=xsession.env).stdout
+    assert "report.txt" in windows  # the first observation after the setup shows the file
+    subprocess.run(["wmctrl", "-c", "report.txt"], env=xsession.env)
+
+
+def test_open_fails_when_no_window_shows_the_file(suite, context, guest, text_handler, monkeypatch):
+    monkeypatch.setenv("DESKTOP_ENV_TIME_SCALE", "0.02")  # setup.open_window: 420 s -> 8.4 s
+    doc = guest / "no-window.txt"
+    doc.write_text("opened by a program that shows nothing\n")
+    task = suite(APP, _task([{"type": "open", "parameters": {"path": str(doc)}}]))
+    t0 = time.monotonic()
+    with pytest.raises(SetupError, match="no window showing no-window.txt appeared") as err:
+        run_config(context(task))
+    assert time.monotonic() - t0 < 60 and "setup.open_window" in str(err.value)
+    assert err.value.where == "config[0]"
 
 
 def test_open_a_missing_file_fails_clearly(suite, context, guest):
