@@ -12,9 +12,11 @@ import json
 import logging
 import re
 import time
+import urllib.parse
 import urllib.request
 from typing import TYPE_CHECKING, Iterator
 
+from desktop_env.errors import DesktopEnvError
 from desktop_env.session import NotSupportedError, SetupContext, SetupError
 from desktop_env.limits import limit
 
@@ -148,6 +150,13 @@ def wait_rendered(ctx: SetupContext, urls: list, step: str) -> None:
     pages = [u for u in urls or [] if isinstance(u, str) and re.match(r"^(https?|file)://", u, re.IGNORECASE)]
     if not pages or not ctx.cdp_port_host:
         return
+    for url, why in unreachable_from_guest(ctx, pages).items():
+        logger.warning("%s: %s cannot be reached from the VM (%s; the VM is offline): not waited for, the task "
+                       "starts without it", step, url, why)
+        ctx.state.setdefault("unreachable_pages", []).append(url)
+        pages.remove(url)
+    if not pages:
+        return
     try:
         from playwright.sync_api import Error as PlaywrightError
     except ImportError:
@@ -165,6 +174,38 @@ def wait_rendered(ctx: SetupContext, urls: list, step: str) -> None:
                                    "(%g s); the task starts anyway", step, url, limit("setup.page_render"))
     except SetupError as exc:  # includes NotSupportedError: no playwright, no CDP forward
         logger.warning("%s: could not check that the pages rendered: %s", step, exc)
+
+
+#: Guest-side Python: the URLs of argv[1] (JSON) whose host cannot be connected to, with why (3 s each at most).
+_REACH_SRC = r"""
+import json, socket, sys, urllib.parse
+out = {}
+for url in json.loads(sys.argv[1]):
+    u = urllib.parse.urlsplit(url)
+    try:
+        socket.create_connection((u.hostname, u.port or (443 if u.scheme == "https" else 80)), timeout=3).close()
+    except OSError as exc:
+        out[url] = str(exc) or type(exc).__name__
+print(json.dumps(out))
+"""
+_LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1", "0.0.0.0")
+
+
+def unreachable_from_guest(ctx: SetupContext, urls: list[str]) -> dict[str, str]:
+    """The web pages among ``urls`` on a host other than the VM itself that the VM cannot connect to, with why:
+    offline, a page on the internet fails in seconds instead of being waited for. Pages on the VM's own
+    services are never judged here (a tool still starting refuses connections for minutes)."""
+    remote = [u for u in urls if re.match(r"^https?://", u, re.IGNORECASE)
+              and (urllib.parse.urlsplit(u).hostname or "localhost") not in _LOCAL_HOSTS
+              and not (urllib.parse.urlsplit(u).hostname or "").startswith("127.")]
+    if not remote:
+        return {}
+    try:
+        reply = ctx.controller.execute(["python3", "-c", _REACH_SRC, json.dumps(remote)], timeout_s=60)
+        return dict(json.loads(reply.get("output") or "{}"))
+    except (DesktopEnvError, ValueError) as exc:
+        logger.info("could not check which pages the VM reaches: %s", exc)
+        return {}
 
 
 def _wait_page(browser, url: str, deadline: float, error) -> bool:

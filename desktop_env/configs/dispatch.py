@@ -79,6 +79,7 @@ def run_steps(ctx: SetupContext, steps: list[StepSpec], phase: str = "config") -
     """
     for i, step in enumerate(steps):
         where = f"{phase}[{i}]"
+        ctx.state["step_where"] = where  # for steps whose failure shows later (a launched program that dies)
         try:
             run_step(ctx, step)
         except SetupError as exc:
@@ -124,5 +125,17 @@ def run_postconfig(ctx: SetupContext, steps: list[StepSpec], phase: str = "evalu
 
 
 def run_config(ctx: SetupContext) -> None:
-    """Run the task's ``config`` steps (the episode's setup)."""
+    """Run the task's ``config`` steps (the episode's setup), then check that no program they launched has
+    died (:func:`desktop_env.configs.setup_watch.check_launched`).
+
+    Raises:
+        SetupError: a step failed, or a launched program exited with an error during the setup.
+    """
+    from desktop_env.configs.setup_watch import check_launched
+
     run_steps(ctx, ctx.task.config, "config")
+    try:
+        check_launched(ctx)
+    except SetupError as exc:
+        exc.add_note(f"in {exc.where} (launch) of task {ctx.task.id}")
+        raise

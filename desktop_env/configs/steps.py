@@ -68,25 +68,41 @@ def script_and_execute(ctx: SetupContext, src: str, dest: str, shell: bool = Tru
     """Copy a script (usually ``init.sh``) into the VM and run it with bash, waiting for it.
 
     A non-zero exit is logged with the script's output and does not stop setup, as in the
-    suites this format comes from (their init scripts often end on a harmless failure).
+    suites this format comes from (their init scripts often end on a harmless failure). A command
+    the script runs that is not found or not executable, or a file it sources that cannot be read,
+    fails the setup even when the script exits 0 (:mod:`desktop_env.configs.setup_watch`).
 
     Returns:
         the server's reply ``{status, output, error, returncode}``.
+
+    Raises:
+        SetupError: the script ran a command it could not find or run, or sourced a missing file.
     """
+    from desktop_env.configs.setup_watch import script_failures, watched_script
+
     copyfile_from_host_to_guest(ctx, src, dest)
-    reply = execute_limited(ctx.controller, script_command(dest, shell), shell=shell, name="setup.command",
+    command, errors = watched_script(ctx, script_command(dest, shell))
+    reply = execute_limited(ctx.controller, command, shell=shell, name="setup.command",
                             base_s=timeout_s, what=f"script_and_execute {src}")
     code = reply.get("returncode")
     if code not in (0, None):
         logger.warning("script %s exited with %s; stderr tail: %s", dest, code, (reply.get("error") or "")[-1000:])
+    failed = script_failures(ctx, errors)
+    if failed:  # the script went on and may have exited 0, but the start state it builds is not there
+        raise SetupError(f"{src} needs what this VM lacks: {'; '.join(failed[:5])}"
+                         + (f" (and {len(failed) - 5} more)" if len(failed) > 5 else ""), step="script_and_execute")
     return reply
 
 
 @SETUP_STEPS.register()
 def launch(ctx: SetupContext, command, shell: bool = False) -> None:
-    """Start a program in the VM and do not wait for it."""
+    """Start a program in the VM and do not wait for it. If it exits with an error before the task's setup
+    has ended (a program that is not installed, a start command that dies), the setup fails
+    (:func:`desktop_env.configs.setup_watch.check_launched`)."""
+    from desktop_env.configs.setup_watch import launch_watched
+
     _check_command(command, "launch")
-    ctx.controller.launch(command, shell=shell)
+    launch_watched(ctx, command, shell, ctx.state.get("step_where", "config"))
 
 
 #: bash, run in the guest: exit 0 once a window whose title holds $1 or $2 (the file's name without its

@@ -212,3 +212,17 @@ def test_dagster_webui_init_refuses_unknown_assets_and_actions(page_ctx, dagster
 
 def _step(raw: dict) -> StepSpec:
     return StepSpec.from_json(raw)
+
+
+def test_a_start_page_the_offline_vm_cannot_reach_costs_seconds_not_the_render_limit(page_ctx, http_root):
+    """The public suite opens https://www.bing.com/ as a start page; offline it never renders. It is not
+    waited for (setup.page_render is 300 s), while a page the VM serves itself still is."""
+    root, base = http_root
+    (root / "local.html").write_text("<title>local</title><p>a page served in the VM</p>")
+    ctx = page_ctx()
+    t0 = time.monotonic()
+    run_step(ctx, _step({"type": "chrome_open_tabs", "parameters": {
+        "urls_to_open": ["https://start.example.invalid/", f"{base}/local.html"]}}))
+    assert time.monotonic() - t0 < 30
+    assert ctx.state["unreachable_pages"] == ["https://start.example.invalid/"]
+    assert _get(ctx, type="active_tab_info")["url"] == f"{base}/local.html"

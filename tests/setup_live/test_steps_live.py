@@ -353,3 +353,67 @@ def test_change_wallpaper_and_read_it_back(suite, context, guest, tmp_path):
     assert local == ctx.cache_path("wallpaper/current.png")
     with Image.open(local) as got:
         assert got.size == (40, 30) and got.convert("RGB").getpixel((5, 5)) == colour
+
+
+# -- failed setups that do not say so (desktop_env/configs/setup_watch.py) -------------------------
+
+#: An init.sh in the public suite's style: it sources conda and activates an environment, silences everything
+#: and ends on an echo, so it exits 0 whatever failed.
+SILENT_INIT = """#!/bin/bash
+source /home/user/anaconda3/etc/profile.d/conda.sh
+conda activate dagster
+cd /tmp
+dagster dev > /dev/null 2>&1 &
+sleep 1
+echo "init done"
+"""
+
+
+def test_a_silenced_init_script_that_cannot_source_conda_is_a_failed_setup(suite, context, guest):
+    tid = str(uuid.uuid4())
+    task = suite(APP, _task([{"type": "script_and_execute", "parameters": {
+        "src": _rel(tid, "init.sh"), "dest": str(guest / "init.sh")}}], tid), files={"init.sh": SILENT_INIT})
+    with pytest.raises(SetupError) as err:
+        run_config(context(task))
+    message = str(err.value)
+    assert err.value.where == "config[0]" and "needs what this VM lacks" in message
+    assert "init.sh:2: `source /home/user/anaconda3/etc/profile.d/conda.sh` failed (exit 1)" in message
+    assert "`conda activate dagster` was not found" in message
+
+
+def test_an_init_script_with_harmless_failures_still_sets_up(suite, context, guest):
+    tid = str(uuid.uuid4())
+    script = "#!/bin/bash\npkill -f no-such-program-running\nfalse\ngrep -q nothing /dev/null || true\n" \
+             f"echo ready > {guest / 'ready.txt'}\n"
+    task = suite(APP, _task([{"type": "script_and_execute", "parameters": {
+        "src": _rel(tid, "init.sh"), "dest": str(guest / "init.sh")}}], tid), files={"init.sh": script})
+    run_config(context(task))
+    assert (guest / "ready.txt").read_text() == "ready\n"
+
+
+@pytest.mark.parametrize("command,shell,says", [
+    (["bash", "-c", "sleep 1; exit 3"], False, "exited with 3"),
+    (["gnome-terminal-not-installed", "--maximize"], False, "was not found during the setup (exit 127)"),
+    ("source /no/conda.sh && conda activate jupyter && jupyter lab", True, "exited with 1"),
+])
+def test_a_launched_program_that_dies_during_the_setup_fails_it(suite, context, command, shell, says):
+    task = suite(APP, _task([{"type": "sleep", "parameters": {"seconds": 0}},
+                             {"type": "launch", "parameters": {"command": command, "shell": shell}},
+                             {"type": "sleep", "parameters": {"seconds": 3}}]))
+    with pytest.raises(SetupError, match="during the setup") as err:
+        run_config(context(task))
+    assert err.value.where == "config[1]" and says in str(err.value)
+
+
+def test_a_launched_program_that_runs_on_or_hands_over_and_exits_0_is_fine(suite, context, guest):
+    marker = guest / "still-running.pid"
+    task = suite(APP, _task([
+        {"type": "launch", "parameters": {"command": ["bash", "-c", f"echo $$ > {marker}; exec sleep 300"]}},
+        {"type": "launch", "parameters": {"command": ["true"]}},
+        {"type": "sleep", "parameters": {"seconds": 2}}]))
+    try:
+        run_config(context(task))
+    finally:
+        if marker.exists():
+            with contextlib.suppress(ProcessLookupError, ValueError):
+                os.kill(int(marker.read_text().strip() or 0), signal.SIGKILL)

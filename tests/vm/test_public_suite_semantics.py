@@ -71,3 +71,49 @@ def test_open_shows_the_file_and_a_closed_app_still_scores_its_saved_file(base_i
     assert info["reason"]["kind"] == "passed"
     assert info["postconfig_errors"] and info["postconfig_errors"][0].startswith(
         "evaluator.postconfig[0] (activate_window)"), info
+
+
+INIT_SH = """#!/bin/bash
+source /home/user/anaconda3/etc/profile.d/conda.sh
+conda activate dagster
+dagster dev > /dev/null 2>&1 &
+echo "dagster started"
+"""
+
+
+@pytest.mark.parametrize("config,where,says", [
+    ([{"type": "script_and_execute", "parameters": {"src": "init.sh", "dest": "/home/user/init.sh"}}],
+     "config[0]", "conda.sh` failed (exit 1)"),
+    ([{"type": "launch", "parameters": {"command": ["bash", "-c",
+                                                    "source /home/user/anaconda3/etc/profile.d/conda.sh && "
+                                                    "conda activate jupyter && jupyter lab"]}},
+      {"type": "sleep", "parameters": {"seconds": 2}}], "config[0]", "exited with 1 during the setup"),
+])
+def test_a_setup_that_fails_silently_is_a_task_error_not_the_agent_s_zero(base_image, tmp_path, config, where,
+                                                                          says):
+    """The suite's silenced init.sh (it sources conda, which this VM lacks, and ends on an echo) and a launch that
+    starts and dies: the harness records task_error naming the step; the agent is not scored."""
+    from desktop_env.agents.simple import NoopAgent
+    from desktop_env.harness.jobs import run_job
+    from desktop_env.harness.options import parse_args
+
+    tid = str(uuid.uuid4())
+    folder = tmp_path / "evaluation_examples" / "examples" / "dagster" / tid
+    folder.mkdir(parents=True)
+    (folder / "init.sh").write_text(INIT_SH)
+    (folder / f"{tid}.json").write_text(json.dumps({
+        "id": tid, "snapshot": "dagster", "instruction": "Materialize the asset.", "config": config,
+        "evaluator": {"func": "check_include_exclude",
+                      "result": {"type": "vm_command_line", "command": "echo failed", "shell": True},
+                      "expected": {"type": "rule", "rules": {"include": ["succeed"], "exclude": ["failed"]}}}}))
+    args = parse_args(["--model", "noop", "--result_dir", str(tmp_path / "results"), "--path_to_vm", base_image.name])
+    job = {"task_id": tid, "domain": "dagster", "trial": 1, "folder": str(tmp_path / "results" / tid),
+           "path": str(folder / f"{tid}.json")}
+    env_box = [DesktopEnv(path_to_vm=base_image.name, require_a11y_tree=False)]
+    try:
+        status = run_job(job, args, NoopAgent(), env_box, None)
+    finally:
+        if env_box[0] is not None:
+            env_box[0].close()
+    assert status["status"] == "task_error" and status["score"] is None, status
+    assert where in status["error"] and says in status["error"], status["error"]
