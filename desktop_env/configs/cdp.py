@@ -198,7 +198,7 @@ def unreachable_from_guest(ctx: SetupContext, urls: list[str]) -> dict[str, str]
     remote = [u for u in urls if re.match(r"^https?://", u, re.IGNORECASE)
               and (urllib.parse.urlsplit(u).hostname or "localhost") not in _LOCAL_HOSTS
               and not (urllib.parse.urlsplit(u).hostname or "").startswith("127.")]
-    if not remote:
+    if not remote or ctx.controller is None:
         return {}
     try:
         reply = ctx.controller.execute(["python3", "-c", _REACH_SRC, json.dumps(remote)], timeout_s=60)
