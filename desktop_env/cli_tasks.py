@@ -33,10 +33,49 @@ def _read_index(path: Path) -> dict[str, list[str]] | None:
         return None
 
 
-def check(path: str | Path, show_warnings: bool = False, as_json: bool = False, out=None) -> int:
+def runs_here_report(tasks: list, download_mirror: bool = False) -> dict:
+    """Whether each task runs here and on which image (:mod:`desktop_env.tasks.offline`), with the counts:
+    ``{"tasks": [{app, id, path, runs_here, image, answer, reasons: [{kind, text}]}], "runnable",
+    "by_image": {profile or "any": n}, "not_runnable", "by_reason": {kind: n}}`` (a task with several
+    reasons counts under its first, as run.py's summary counts it)."""
+    from desktop_env.tasks.offline import image_needed, offline_blockers, runs_here_text
+
+    rows, by_image, by_reason = [], Counter(), Counter()
+    for task in sorted(tasks, key=lambda t: (t.app or "", t.id)):
+        blockers, image = offline_blockers(task, download_mirror), image_needed(task)
+        rows.append({"app": task.app, "id": task.id, "path": str(task.path), "runs_here": not blockers,
+                     "image": image, "answer": runs_here_text(image, blockers),
+                     "reasons": [{"kind": b.kind, "text": str(b)} for b in blockers]})
+        if blockers:
+            by_reason[blockers[0].kind] += 1
+        else:
+            by_image[image or "any"] += 1
+    return {"tasks": rows, "runnable": sum(by_image.values()), "by_image": dict(by_image.most_common()),
+            "not_runnable": len(rows) - sum(by_image.values()), "by_reason": dict(by_reason.most_common())}
+
+
+def _print_runs_here(report: dict, failed_to_load: int, out) -> None:
+    from desktop_env.tasks.offline import counts_text
+
+    w = max(len(f"{r['app']}/{r['id']}") for r in report["tasks"]) + 2
+    print(f"\n{'TASK':<{w}} RUNS HERE (offline; the rules: docs/tasks.md)", file=out)
+    for r in report["tasks"]:
+        print(f"{r['app'] + '/' + r['id']:<{w}} {r['answer']}", file=out)
+    images = ", ".join(f"{n} on {'any image' if k == 'any' else 'image ' + k}" for k, n in report["by_image"].items())
+    reasons = counts_text(report["by_reason"])
+    unloaded = f"; {failed_to_load} did not load (errors below)" if failed_to_load else ""
+    print(f"runs here: {report['runnable']} of {len(report['tasks'])}" + (f" ({images})" if images else "") +
+          f"; not runnable here: {report['not_runnable']}" + (f" ({reasons})" if reasons else "") + unloaded,
+          file=out)
+
+
+def check(path: str | Path, show_warnings: bool = False, as_json: bool = False, out=None,
+          download_mirror: bool = False) -> int:
     """Load every task under ``path`` (or listed by ``path``, a suite's index file), print what they
-    use and how many are ``gui``, ``cli+gui`` and ``cli``, return the exit status: 1 on any load error,
-    and when ``path`` holds no task at all (a check that passes on nothing would be a false green)."""
+    use, how many are ``gui``, ``cli+gui`` and ``cli``, and whether each runs here (and on which image);
+    return the exit status: 1 on any load error, and when ``path`` holds no task at all (a check that
+    passes on nothing would be a false green). ``download_mirror``: the URLs the host fetches come from a
+    download mirror, so they do not stop a task."""
     from desktop_env import registry as reg
     from desktop_env.tasks import find_task_files, load_index, load_task, task_file_for
     from desktop_env.tasks.solution import interface_of, needs_gui, solution_items
@@ -119,6 +158,8 @@ def check(path: str | Path, show_warnings: bool = False, as_json: bool = False, 
         table = tables[kind]
         return table.entries[name].status if name in table else "unknown"
 
+    runs_here = runs_here_report(tasks, download_mirror)
+    failed_to_load = len(files) - len(tasks)
     if as_json:
         json.dump({
             "tasks": len(tasks), "files": len(files),
@@ -128,6 +169,7 @@ def check(path: str | Path, show_warnings: bool = False, as_json: bool = False, 
                       for (k, n), c in sorted(uses.items())],
             "apps": {a: dict(c) for a, c in sorted(per_app.items())},
             "interfaces": dict(sorted(interfaces.items())), "need_gui": gui,
+            "runs_here": runs_here,
         }, out, indent=1)
         out.write("\n")
         return 1 if errors else 0
@@ -156,6 +198,8 @@ def check(path: str | Path, show_warnings: bool = False, as_json: bool = False, 
         print(f"\n{'APP':<24} {'TASKS':>6} {'ACCOUNT':>8} {'ERRORS':>7}", file=out)
         for app, c in sorted(per_app.items()):
             print(f"{app:<24} {c['tasks']:>6} {c['account']:>8} {c['errors']:>7}", file=out)
+    if tasks:
+        _print_runs_here(runs_here, failed_to_load, out)
     if warnings:
         if show_warnings:
             print(f"\n{len(warnings)} warning(s):", file=out)
@@ -173,7 +217,15 @@ def check(path: str | Path, show_warnings: bool = False, as_json: bool = False, 
 
 def cmd_tasks_check(args) -> int:
     """``tasks check``: see :func:`check`."""
-    return check(args.path, show_warnings=args.warnings, as_json=args.json)
+    if args.download_mirror is not None:
+        from desktop_env.configs.mirror import MANIFEST
+
+        if not (Path(args.download_mirror) / MANIFEST).is_file():
+            print(f"error: --download_mirror {args.download_mirror}: no {MANIFEST} there (fill it with "
+                  f"`desktop-env mirror {args.path} --out {args.download_mirror}`)", file=sys.stderr)
+            return 2
+    return check(args.path, show_warnings=args.warnings, as_json=args.json,
+                 download_mirror=args.download_mirror is not None)
 
 
 def register(subparsers) -> None:
@@ -185,6 +237,9 @@ def register(subparsers) -> None:
                                    "or a suite's index file (evaluation_examples/test_*.json: the tasks it lists)")
     c.add_argument("--warnings", action="store_true", help="print every warning (placeholders, unused fields)")
     c.add_argument("--json", action="store_true", help="machine-readable report")
+    c.add_argument("--download_mirror", default=None, metavar="DIR",
+                   help="the run will serve fetched URLs from this mirror (run.py --download_mirror): a task "
+                        "that downloads from the internet then runs here")
     c.set_defaults(func=cmd_tasks_check)
     from desktop_env import verify
     v = tsub.add_parser("verify", help="run oracle and noop over a suite; prove each task (see desktop_env/verify.py)")

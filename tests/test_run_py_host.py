@@ -400,3 +400,51 @@ print("run over", flush=True)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert "every worker exited before the queue was done" in done.stdout, done.stdout + done.stderr
     assert "run over" in done.stdout and done.returncode == 0, done.stdout + done.stderr
+
+
+def _offline_suite(tmp_path):
+    """A suite of two tasks: one whose init.sh starts Docker (cannot run offline here), one that runs."""
+    base = tmp_path / "suite/evaluation_examples"
+    ids = {"superset": "0ff10000-0000-4000-8000-000000000001", "os": "0ff10000-0000-4000-8000-000000000002"}
+    for app, task_id in ids.items():
+        folder = base / "examples" / app / task_id
+        folder.mkdir(parents=True)
+        script = "docker compose up -d\n" if app == "superset" else "# docker compose up -d: not here\ntouch x\n"
+        (folder / "init.sh").write_text("#!/bin/bash\n" + script)
+        (folder / f"{task_id}.json").write_text(json.dumps({
+            "id": task_id, "instruction": "x", "snapshot": app,
+            "config": [{"type": "script_and_execute", "parameters": {
+                "src": f"evaluation_examples/examples/{app}/{task_id}/init.sh", "dest": "/home/user/init.sh"}}],
+            "evaluator": {"func": "exact_match", "result": {"type": "rule", "rules": "b"},
+                          "expected": {"type": "rule", "rules": "b"}}}))
+    index = base / "test_offline.json"
+    index.write_text(json.dumps({app: [task_id] for app, task_id in ids.items()}))
+    return base, index, ids
+
+
+def test_tasks_that_cannot_run_offline_are_left_out_before_any_vm(tmp_path):
+    base, index, ids = _offline_suite(tmp_path)
+    results = tmp_path / "results"
+
+    def args(*extra):
+        return parse_args(["--model", "noop", "--test_all_meta_path", str(index), "--test_config_base_dir", str(base),
+                           "--result_dir", str(results), *extra])
+
+    plan = plan_jobs(args())
+    assert [j["domain"] for j in plan.todo] == ["os"] and plan.excluded_offline == {"docker": 1}
+    plan = plan_jobs(args("--include_unrunnable"))
+    assert [j["domain"] for j in plan.todo] == ["superset", "os"] and plan.excluded_offline == {}
+    done = results / "pyautogui/screenshot/noop/os" / ids["os"]  # the runnable task is done: no VM is needed
+    done.mkdir(parents=True)
+    (done / "status.json").write_text(json.dumps(record(ids["os"], "success", 1.0, domain="os")))
+    out = subprocess.run([sys.executable, "run.py", "--model", "noop", "--test_all_meta_path", str(index),
+                          "--test_config_base_dir", str(base), "--result_dir", str(results)],
+                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "1 tasks cannot run offline here and are left out (uses Docker: 1)" in out.stdout
+    assert "--include_unrunnable runs them anyway" in out.stdout
+    assert "1 tasks: 1 already done, 0 to run" in out.stdout and "1 that cannot run offline left out" in out.stdout
+    assert "left out, cannot run offline here (not in the scores): uses Docker: 1" in out.stdout
+    summary = json.loads((results / "pyautogui/screenshot/noop/summary.json").read_text())
+    assert summary["excluded_offline"] == {"docker": 1} and summary["overall"]["runs"] == 1
+    assert summary["overall"]["success_rate"] == 1.0

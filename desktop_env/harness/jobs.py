@@ -36,12 +36,16 @@ class Plan:
             (``task``: the loaded TaskSpec, absent when the file did not load).
         records: known statuses by ``(domain, task_id, trial)`` (final ones are not run again).
         excluded: tasks skipped because they need a cloud account (``exclude_account``).
+        excluded_offline: tasks left out because something other than an account stops them from running
+            offline here (:func:`desktop_env.tasks.offline.offline_blockers`), by the kind of their first
+            reason: ``{"docker": 10, "astro": 22}``; none with ``include_unrunnable``.
         needing_account: tasks in the plan that need a cloud account.
     """
 
     todo: list[dict] = field(default_factory=list)
     records: dict = field(default_factory=dict)
     excluded: int = 0
+    excluded_offline: dict[str, int] = field(default_factory=dict)
     needing_account: int = 0
 
 
@@ -49,15 +53,19 @@ def plan_jobs(args) -> Plan:
     """The jobs of ``args.test_all_meta_path`` this run still owes.
 
     A (task, trial) with a final status (or a legacy non-empty result.txt) is not run again;
-    one with ``infra_error`` or no status is.
+    one with ``infra_error`` or no status is. A task that cannot run offline here (Docker, the Astro CLI,
+    a fetch from the internet...: :func:`desktop_env.tasks.offline.offline_blockers`) is left out unless
+    ``args.include_unrunnable``; one that needs a cloud account is governed by ``args.exclude_account``.
 
     Raises:
         TaskConfigError: the index is malformed or lists a task with no file.
     """
     from desktop_env.errors import TaskConfigError
     from desktop_env.tasks import load_index, load_task, task_file_for
+    from desktop_env.tasks.offline import ACCOUNT, offline_blockers
 
     index = load_index(args.test_all_meta_path)
+    mirror = bool(getattr(args, "download_mirror", None))
     examples = Path(args.test_config_base_dir) / "examples"
     plan = Plan()
     for domain, ids in index.items():
@@ -77,6 +85,13 @@ def plan_jobs(args) -> Plan:
                 if args.exclude_account and task.needs_account:
                     plan.excluded += 1
                     continue
+                if not getattr(args, "include_unrunnable", False):
+                    # an account is the user's to give (settings files), so it alone does not leave a task out
+                    blockers = [b for b in offline_blockers(task, mirror) if b.kind != ACCOUNT]
+                    if blockers:
+                        kind = blockers[0].kind
+                        plan.excluded_offline[kind] = plan.excluded_offline.get(kind, 0) + 1
+                        continue
                 if task.needs_account:
                     plan.needing_account += 1
             except TaskConfigError:
@@ -105,16 +120,12 @@ def split_by_image(todo: list[dict], image: dict) -> tuple[list[dict], dict[str,
     A job whose task needs an image profile (``TaskSpec.image_profile``) needs that profile or one
     extending it (a ``data`` task does not run on ``base``; a ``base`` task runs on ``data``).
     """
-    from desktop_env.image.recipe import Recipe
+    from desktop_env.tasks.offline import profiles_provided
 
     profile = image.get("profile")
     if not profile:
         return todo, {}
-    known = set(Recipe.available())
-    provided, name = set(), profile
-    while name and name not in provided and name in known:
-        provided.add(name)
-        name = Recipe.load(name).extends
+    provided = profiles_provided(profile)
     runnable, skipped = [], {}
     for job in todo:
         need = job.get("image_profile")

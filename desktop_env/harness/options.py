@@ -97,6 +97,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     suite.add_argument("--exclude_account", action="store_true",
                        help="skip tasks that need a cloud account (tagged `account`, or using account-only steps, "
                             "getters or metrics)")
+    suite.add_argument("--include_unrunnable", action="store_true",
+                       help="also run tasks that cannot run offline here (their setup uses Docker, the Astro CLI, "
+                            "Airbyte, Metabase or fetches from the internet; `desktop-env tasks check` names why); "
+                            "by default they are left out before any VM starts")
     suite.add_argument("--result_dir", default="./results", help="where results go (default ./results)")
     suite.add_argument("--num_envs", type=int, default=1, help="environments (VMs, one process each) run in parallel")
     suite.add_argument("--trials", type=int, default=1,

@@ -66,6 +66,12 @@ def run_suite(args, report: Report = _log_report) -> RunOutcome:
         report(f"{plan.needing_account} tasks need a cloud account: their setup and evaluator reach the vendor from "
                "this host with your settings files, but the guest has no route to the internet in this release "
                "(docs/image.md), so an agent cannot reach the vendor from the VM; --exclude_account skips them")
+    if plan.excluded_offline:
+        from desktop_env.tasks.offline import counts_text
+
+        report(f"{sum(plan.excluded_offline.values())} tasks cannot run offline here and are left out "
+               f"({counts_text(plan.excluded_offline)}); `desktop-env tasks check "
+               f"{args.test_all_meta_path}` gives each one's reasons, --include_unrunnable runs them anyway")
     todo, records = plan.todo, plan.records
     try:
         image = image_state(args)
@@ -97,6 +103,8 @@ def run_suite(args, report: Report = _log_report) -> RunOutcome:
         image["warm_states"] = warm
     total = len(todo) + done
     skipped = f", {plan.excluded} needing an account skipped" if plan.excluded else ""
+    if plan.excluded_offline:
+        skipped += f", {sum(plan.excluded_offline.values())} that cannot run offline left out"
     report(f"{total} tasks: {total - len(todo)} already done, {len(todo)} to run on "
            f"{min(args.num_envs, len(todo)) or args.num_envs} environment(s){skipped}")
     write_manifest(folder, args, image, started, None)
@@ -105,7 +113,7 @@ def run_suite(args, report: Report = _log_report) -> RunOutcome:
     if todo:
         interrupted = _run_jobs(args, todo, records, report)
     not_run = [j for j in todo if (j["domain"], j["task_id"], j["trial"]) not in records]
-    summary = summarize(args, list(records.values()), not_run, plan.excluded, wrong_image)
+    summary = summarize(args, list(records.values()), not_run, plan.excluded, wrong_image, plan.excluded_offline)
     write_json_atomic(folder / SUMMARY_FILE, summary)
     write_manifest(folder, args, image, started, now_iso(), interrupted)
     report("\n" + format_summary(summary))

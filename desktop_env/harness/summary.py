@@ -97,8 +97,10 @@ def group_stats(records: list[dict]) -> dict:
 
 
 def summarize(args, records: list[dict], not_run: list[dict], excluded: int,
-              wrong_image: dict[str, int] | None = None) -> dict:
-    """summary.json's content over every planned (task, trial) of this suite."""
+              wrong_image: dict[str, int] | None = None, excluded_offline: dict[str, int] | None = None) -> dict:
+    """summary.json's content over every planned (task, trial) of this suite; ``excluded`` tasks (needing an
+    account), ``wrong_image`` ones ({profile: n}) and ``excluded_offline`` ones ({reason kind: n}) are counted
+    apart and are in no score."""
     from desktop_env.tasks import CATEGORIES, GUIDANCES
 
     groups: dict[str, dict[str, list]] = {"domain": {}, "category": {}, "guidance": {}}
@@ -134,7 +136,8 @@ def summarize(args, records: list[dict], not_run: list[dict], excluded: int,
             "agent_errors": errors("agent_error"), "infra_errors": errors("infra_error"),
             "task_errors": errors("task_error"), "evaluator_errors": errors("evaluator_error"),
             "not_run": len(not_run), "excluded_account": excluded,
-            "excluded_image": dict(wrong_image or {}), "written": now_iso()}
+            "excluded_image": dict(wrong_image or {}), "excluded_offline": dict(excluded_offline or {}),
+            "written": now_iso()}
 
 
 def format_summary(summary: dict) -> str:
@@ -161,6 +164,11 @@ def format_summary(summary: dict) -> str:
         if summary.get(kind):
             lines.append(f"{kind.replace('_', ' ')} ({note}):")
             lines += [f"  {e['domain']}/{e['task_id']} trial {e['trial']}: {str(e['error'])[:160]}" for e in summary[kind]]
+    if summary.get("excluded_offline"):
+        from desktop_env.tasks.offline import counts_text
+
+        lines.append(f"left out, cannot run offline here (not in the scores): "
+                     f"{counts_text(summary['excluded_offline'])}")
     if summary["not_run"]:
         lines.append(f"not run yet: {summary['not_run']} (rerun the same command to complete)")
     return "\n".join(lines)

@@ -165,14 +165,24 @@ def recipe_for(image: ImageInfo, name: str, profiles_dir: Path = PROFILES_DIR) -
     return recipes[name]
 
 
+#: The public data-science suite's snapshot names and the image each of its tasks runs on here (``profile`` or
+#: ``profile:state``): its excel tasks on the base image; its dbt, dagster and jupyter tasks on the spider2v
+#: image, whose conda environments their setups start the tools from (a warm state of ours with the tool
+#: already running would collide with the one their setup starts).
+SUITE_SNAPSHOTS = {"excel": "base", "dbt": "spider2v", "dagster": "spider2v", "jupyter": "spider2v"}
+
+
 def parse_snapshot(value: str | None, profiles: list[str] | None = None) -> tuple[str | None, str | None]:
     """Split a task's ``snapshot`` into (profile, state).
 
-    ``data`` -> ("data", None); ``data:airflow`` -> ("data", "airflow"); ``airflow`` (not a profile)
+    ``data`` -> ("data", None); ``data:airflow`` -> ("data", "airflow"); a name of the public suite's
+    (:data:`SUITE_SNAPSHOTS`) -> the image it maps to (``dbt`` -> ("spider2v", None)); ``airflow`` (neither)
     -> (None, "airflow"), a bare state name resolved against the image in use; None -> (None, None).
     """
     if not value:
         return None, None
+    if value in SUITE_SNAPSHOTS:
+        return parse_snapshot(SUITE_SNAPSHOTS[value], profiles)
     profiles = Recipe.available() if profiles is None else profiles
     if ":" in value:
         profile, _, state = value.partition(":")

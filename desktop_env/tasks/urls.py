@@ -1,7 +1,7 @@
-"""The URLs a task fetches on the host: those in the fields its setup steps, getters and evaluation
-functions read as host files (each registry entry's ``host_paths``), in both spellings. A URL in
-any other field (an instruction, ``source``, a page Chromium opens) is not fetched by the host
-and is not listed."""
+"""The host files and URLs a task names: the fields its setup steps, getters and evaluation functions
+read as host files (each registry entry's ``host_paths``), in both spellings; the URLs among them are
+what the host fetches. A URL in any other field (an instruction, ``source``, a page Chromium opens) is
+not fetched by the host and is not listed."""
 from __future__ import annotations
 
 import os
@@ -18,6 +18,13 @@ if TYPE_CHECKING:
 def task_urls(task: "TaskSpec") -> list[tuple[str, str]]:
     """Every (URL, field) the host fetches for ``task``, in file order; a name the registries lack
     contributes nothing (``tasks check`` reports it)."""
+    return [(v, dotted) for v, dotted in host_path_values(task) if is_remote_url(v)]
+
+
+def host_path_values(task: "TaskSpec") -> list[tuple[str, str]]:
+    """Every (value, field) of the fields ``task``'s setup steps, getters and evaluation function read as
+    host files or URLs (each registry entry's ``host_paths``), in file order: ``("init.sh",
+    "config[1].parameters.src")``. A name the registries lack contributes nothing."""
     from desktop_env import registry as reg
 
     found: list[tuple[str, str]] = []
@@ -26,8 +33,7 @@ def task_urls(task: "TaskSpec") -> list[tuple[str, str]]:
         if name not in table:  # (``in`` loads the registry's modules)
             return
         for spec in table.get(name).host_paths:
-            found.extend((v, dotted) for v, dotted in values_at(fields, spec, where)
-                         if isinstance(v, str) and is_remote_url(v))
+            found.extend((v, dotted) for v, dotted in values_at(fields, spec, where) if isinstance(v, str))
 
     steps = [(s, f"config[{i}]") for i, s in enumerate(task.config)]
     if task.evaluator is not None:

@@ -101,6 +101,8 @@ def test_a_bad_state_name_is_refused(tmp_path):
 @pytest.mark.parametrize("value, expected", [
     (None, (None, None)), ("data", ("data", None)), ("base", ("base", None)),
     ("data:airflow", ("data", "airflow")), ("airflow", (None, "airflow")), ("libreoffice_calc", (None, "libreoffice_calc")),
+    # the public data-science suite's names: its excel tasks on base, dbt/dagster/jupyter on spider2v (its conda)
+    ("excel", ("base", None)), ("dbt", ("spider2v", None)), ("jupyter", ("spider2v", None)),
 ])
 def test_parse_snapshot(value, expected):
     assert st.parse_snapshot(value) == expected

@@ -110,3 +110,34 @@ def test_untagged_task_files_are_counted_as_desktop_tasks(tmp_path):
     assert p.returncode == 0, p.stdout + p.stderr
     assert "1 cli, 2 untagged (2 of 3 need the GUI; the 2 untagged are desktop tasks" in p.stdout
     assert json.loads(run("check", "--json", str(tmp_path)).stdout)["need_gui"] == 2
+
+
+def test_each_task_says_whether_it_runs_here_and_on_which_image(tmp_path):
+    p = run("check", str(GOOD))
+    assert p.returncode == 0, p.stdout + p.stderr
+    lines = p.stdout.splitlines()
+    assert f"bigquery/{IDS['bigquery']}   not runnable here: needs a cloud account (setup step bigquery_init)" in lines
+    assert f"dbt/{IDS['dbt']}        runs on image spider2v" in lines  # its snapshot "dbt" needs the spider2v image
+    assert f"excel/{IDS['excel']}      runs on any image" in lines
+    assert ("runs here: 4 of 5 (3 on any image, 1 on image spider2v); not runnable here: 1 "
+            "(needs a cloud account: 1)") in lines
+    report = json.loads(run("check", "--json", str(GOOD)).stdout)["runs_here"]
+    assert (report["runnable"], report["not_runnable"], report["by_reason"]) == (4, 1, {"account": 1})
+    row = next(r for r in report["tasks"] if r["app"] == "bigquery")
+    assert row["runs_here"] is False and row["reasons"][0]["kind"] == "account" and row["image"] is None
+    # a task whose setup downloads from the internet runs with a download mirror only
+    task_id = IDS["os"]
+    task_dir = tmp_path / "evaluation_examples/examples/os" / task_id
+    shutil.copytree(GOOD / "evaluation_examples/examples/os" / task_id, task_dir)
+    task_file = task_dir / f"{task_id}.json"
+    data = json.loads(task_file.read_text())
+    data["config"].append({"type": "download", "parameters": {"files": [
+        {"url": "https://example.com/data.csv", "path": "/home/user/data.csv"}]}})
+    task_file.write_text(json.dumps(data))
+    p = run("check", str(task_file))
+    assert f"os/{task_id}   not runnable here: fetches from the internet (config[{len(data['config']) - 1}]" \
+           f".parameters.files[0].url: https://example.com/data.csv)" in p.stdout
+    assert run("check", "--download_mirror", str(tmp_path), str(task_file)).returncode == 2  # no manifest there
+    (tmp_path / "manifest.json").write_text(json.dumps({"version": 1, "files": {}}))
+    p = run("check", "--download_mirror", str(tmp_path), str(task_file))
+    assert f"os/{task_id}   runs on any image" in p.stdout, p.stdout
