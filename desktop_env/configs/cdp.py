@@ -25,8 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 logger = logging.getLogger(__name__)
 
-#: Attempts at loading a web UI's first page (the tool may still be starting).
-GOTO_ATTEMPTS = 10
+#: Seconds between the tries of loading a web UI's first page while the tool is still starting (refused connections).
 GOTO_RETRY_S = 3.0
 
 
@@ -98,10 +97,12 @@ def find_page(browser: "Browser", url_prefix: str) -> "Page | None":
 def open_page(browser: "Browser", url: str, step: str) -> "Page":
     """The tab showing ``url`` (or a page under it); opened in a new tab when none shows it.
 
-    Retries while the web UI does not answer yet (it may still be starting).
+    While the web UI does not answer yet (connection refused: a tool still starting, which under emulation
+    takes minutes: Dagster 70-260 s), the load is tried again every ``GOTO_RETRY_S`` until the time limit
+    ``setup.page_load``; a load that starts but does not finish in that time fails at once.
 
     Raises:
-        SetupError: the browser has no context, or ``url`` did not load after the retries.
+        SetupError: the browser has no context, or ``url`` did not load within the limit.
     """
     from playwright.sync_api import Error as PlaywrightError
 
@@ -113,21 +114,26 @@ def open_page(browser: "Browser", url: str, step: str) -> "Page":
     page = browser.contexts[0].new_page()
     last = None
     load_s = limit("setup.page_load")
-    for attempt in range(1, GOTO_ATTEMPTS + 1):
+    deadline = time.monotonic() + load_s
+    attempt = 0
+    while True:
+        attempt += 1
         try:
             # One patient load: under emulation a web UI's scripts take minutes, and a retry would restart them.
-            page.goto(url, wait_until="load", timeout=load_s * 1000)
+            page.goto(url, wait_until="load", timeout=max(1.0, deadline - time.monotonic()) * 1000)
             return page
         except PlaywrightError as exc:
             last = exc
             if "Timeout" in exc.message:
                 raise SetupError(f"{url} did not finish loading in the VM's Chromium within the time limit "
                                  f"setup.page_load ({load_s:g} s)", step=step) from exc
-            logger.info("%s: %s did not load (attempt %d/%d): %s", step, url, attempt, GOTO_ATTEMPTS,
-                        exc.message.splitlines()[0])
+            if time.monotonic() + GOTO_RETRY_S >= deadline:
+                break
+            logger.info("%s: %s did not load (attempt %d): %s", step, url, attempt, exc.message.splitlines()[0])
             time.sleep(GOTO_RETRY_S)
-    raise SetupError(f"{url} did not load in the VM's Chromium after {GOTO_ATTEMPTS} attempts "
-                     f"({last.message.splitlines()[0] if last else 'no reply'}); is the tool started?", step=step)
+    raise SetupError(f"{url} did not load in the VM's Chromium within the time limit setup.page_load ({load_s:g} s, "
+                     f"{attempt} attempts; {last.message.splitlines()[0] if last else 'no reply'}); is the tool "
+                     "started?", step=step)
 
 
 #: The page's text once its document has loaded (0 before): what "rendered" is judged by.

@@ -226,3 +226,39 @@ def test_a_start_page_the_offline_vm_cannot_reach_costs_seconds_not_the_render_l
     assert time.monotonic() - t0 < 30
     assert ctx.state["unreachable_pages"] == ["https://start.example.invalid/"]
     assert _get(ctx, type="active_tab_info")["url"] == f"{base}/local.html"
+
+
+def test_a_web_ui_still_starting_is_waited_for_until_setup_page_load(page_ctx, monkeypatch, tmp_path):
+    """Under emulation Dagster answers 70-260 s after the suite's script started it (and its own 20 s wait gave
+    up): refused connections are tried again until the time limit, not a fixed ten times."""
+    import functools
+    import http.server
+    import threading
+
+    from desktop_env.configs.cdp import cdp_browser, open_page
+    from desktop_env.session import SetupError
+
+    (tmp_path / "index.html").write_text("<title>late</title><p>a tool that took its time</p>")
+    port = free_port()
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
+    servers = []
+
+    def start_late():
+        time.sleep(45)  # longer than the ten tries 3 s apart (about 30 s) that were given before
+        servers.append(http.server.ThreadingHTTPServer(("127.0.0.1", port), handler))
+        servers[0].serve_forever()
+
+    t0 = time.monotonic()
+    threading.Thread(target=start_late, daemon=True).start()
+    ctx = page_ctx()
+    try:
+        with cdp_browser(ctx, "test") as browser:
+            page = open_page(browser, f"http://127.0.0.1:{port}/", "test")
+            assert page.title() == "late" and time.monotonic() - t0 >= 45
+    finally:
+        if servers:
+            servers[0].shutdown()
+    monkeypatch.setenv("DESKTOP_ENV_TIME_SCALE", "0.05")  # setup.page_load: 300 s -> 15 s
+    with cdp_browser(ctx, "test") as browser:
+        with pytest.raises(SetupError, match=r"did not load .*within the time limit setup.page_load \(15 s"):
+            open_page(browser, f"http://127.0.0.1:{free_port()}/", "test")
