@@ -16,7 +16,8 @@ what of these it needs, each reason with the place it was found. The rules are f
 - ``wget`` or ``curl`` of an http(s)/ftp URL, or ``git clone`` of a remote repository, fetches from the
   internet unless the host is the VM itself (``localhost``, ``127.*``, ``0.0.0.0``, ``::1``) or a shell
   variable; so does a URL the host fetches for a setup step or getter (``download``, ``cloud_file``)
-  when no download mirror is given. ``pip install`` does not count (the image provides a wheelhouse),
+  when no download mirror is given. ``pip install`` does not count (the spider2v image's environments hold
+  the suite's pins, and pip needs no network for what is installed; it has no wheelhouse for more),
   nor does a start page Chromium opens (it is not waited for offline);
 - a task that needs a cloud account (:attr:`TaskSpec.needs_account`) says so too.
 
