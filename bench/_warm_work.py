@@ -12,9 +12,10 @@ import urllib.parse
 import urllib.request
 
 #: Guest-side Python run with the system python3; each exits 0 once the work is done.
-AIRFLOW_WORK = r'''
-import json, sys, time, urllib.error, urllib.request
-DONE = ("success",) if sys.argv[1:] == ["finish"] else ("running", "success")
+#: Airflow's REST API client the Airflow works share: signs in (``token``), calls (``call``) and asks again
+#: (``retried``) until the deadline.
+AIRFLOW_CLIENT = r'''
+import json, sys, time, urllib.error, urllib.parse, urllib.request
 B = "http://127.0.0.1:8080"
 deadline = time.time() + 1500
 def call(method, path, body=None, token=None):
@@ -33,6 +34,10 @@ def retried(what, fn):
             print(what + " failed, again:", repr(exc), file=sys.stderr)
             time.sleep(2)
 token = retried("signing in", lambda: call("POST", "/auth/token", {"username": "admin", "password": "admin"})["access_token"])
+'''
+
+AIRFLOW_WORK = AIRFLOW_CLIENT + r'''
+DONE = ("success",) if sys.argv[1:] == ["finish"] else ("running", "success")
 retried("unpausing", lambda: call("PATCH", "/api/v2/dags/shop_etl", {"is_paused": False}, token))
 RUNS = "/api/v2/dags/shop_etl/dagRuns"
 before = {r["dag_run_id"] for r in retried("listing runs", lambda: call("GET", RUNS + "?limit=100", None, token))["dag_runs"]}
@@ -55,26 +60,8 @@ while True:
 #: Guest-side Python: the finished run of shop_etl a state holds, read through the REST API as the tasks that
 #: start there read it (its task instances); argv[1] is the run's state (success or failed), argv[2] the task
 #: instance that must have ended in that state.
-AIRFLOW_RUN_READ_WORK = r'''
-import json, sys, time, urllib.error, urllib.parse, urllib.request
+AIRFLOW_RUN_READ_WORK = AIRFLOW_CLIENT + r'''
 WANT, TASK = sys.argv[1], sys.argv[2]
-B = "http://127.0.0.1:8080"
-deadline = time.time() + 900
-def call(method, path, body=None, token=None):
-    h = {"Content-Type": "application/json"}
-    if token: h["Authorization"] = "Bearer " + token
-    req = urllib.request.Request(B + path, method=method, headers=h, data=None if body is None else json.dumps(body).encode())
-    with urllib.request.urlopen(req, timeout=120) as r:
-        return json.load(r)
-def retried(what, fn):
-    while True:
-        try:
-            return fn()
-        except (OSError, ValueError) as exc:
-            if time.time() > deadline: raise SystemExit(what + ": " + repr(exc))
-            print(what + " failed, again:", repr(exc), file=sys.stderr)
-            time.sleep(2)
-token = retried("signing in", lambda: call("POST", "/auth/token", {"username": "admin", "password": "admin"})["access_token"])
 runs = retried("listing runs", lambda: call("GET", "/api/v2/dags/shop_etl/dagRuns?limit=100&state=" + WANT, None, token))["dag_runs"]
 if not runs: raise SystemExit("no " + WANT + " run of shop_etl")
 run_id = urllib.parse.quote(runs[-1]["dag_run_id"], safe="")
