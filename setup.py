@@ -17,7 +17,11 @@ setup(
     description="Offline-built desktop VMs under QEMU/KVM for evaluating computer-use agents",
     long_description=(HERE / "README.md").read_text() if (HERE / "README.md").exists() else "",
     long_description_content_type="text/markdown",
-    python_requires=">=3.10",
+    license="Apache-2.0",
+    license_files=["LICENSE"],
+    python_requires=">=3.11",
+    classifiers=["License :: OSI Approved :: Apache Software License", "Operating System :: POSIX :: Linux",
+                 "Programming Language :: Python :: 3.11"],
     packages=find_packages(include=["desktop_env", "desktop_env.*", "vm_server", "vm_server.*"]),
     include_package_data=True,
     package_data={

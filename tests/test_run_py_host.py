@@ -140,6 +140,27 @@ def test_unknown_model_and_missing_index(tmp_path):
     assert out.returncode == 2 and "nope.json" in out.stderr
 
 
+def test_a_typo_in_the_provider_or_a_file_as_result_dir_writes_nothing(tmp_path):
+    """Both were checked only per task: every task became a final task_error (so the rerun with the right flag
+    planned nothing to do), or write_manifest raised NotADirectoryError after ten warnings per task."""
+    out = subprocess.run([sys.executable, "run.py", "--model", "noop", "--provider_name", "vmware",
+                          "--result_dir", str(tmp_path / "results")], cwd=ROOT, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 2 and "--provider_name 'vmware' is not a provider here (known: " in out.stderr
+    assert "qemu" in out.stderr and not (tmp_path / "results").exists()
+    out = subprocess.run([sys.executable, "run.py", "--model", "noop", "--provider_name", "qemuu",
+                          "--result_dir", str(tmp_path / "results")], cwd=ROOT, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 2 and "did you mean 'qemu'" in out.stderr
+    a_file = tmp_path / "results.txt"
+    a_file.write_text("notes\n")
+    for result_dir in (a_file, a_file / "sub"):
+        out = subprocess.run([sys.executable, "run.py", "--model", "noop", "--result_dir", str(result_dir)],
+                             cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 2 and f"{a_file} is a file, not a folder" in out.stderr, out.stderr
+        assert out.stdout == "" and a_file.read_text() == "notes\n"
+
+
 def test_human_needs_a_terminal(tmp_path):
     out = subprocess.run([sys.executable, "run.py", "--model", "human", "--result_dir", str(tmp_path)], cwd=ROOT,
                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 
 BUILTIN_HELP = "oracle, noop, random, human"
 
@@ -123,6 +124,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if (args.screen_width is None) != (args.screen_height is None):
         p.error("give both --screen_width and --screen_height, or neither")
+    _check_provider_and_result_dir(p, args)
     if args.num_envs < 1:
         p.error("--num_envs must be at least 1")
     if args.trials < 1:
@@ -144,8 +146,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.error(f"--tool_version {args.tool_version} is not a tool of --agent {args.agent} (its tools: "
                 f"{', '.join(anthropic_tools if args.agent == 'computer-use' else openai_tools)})")
     if args.download_mirror is not None:
-        from pathlib import Path
-
         from desktop_env.configs.mirror import MANIFEST
 
         if not (Path(args.download_mirror) / MANIFEST).is_file():
@@ -168,3 +168,23 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
             p.error(f"--rag: no documentation index at {default_index_path(args.cache_dir)}; "
                     "build it with: desktop-env docs build")
     return args
+
+
+def _check_provider_and_result_dir(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Flags that would otherwise spoil the results folder, checked before any VM starts or any result is written:
+    an unknown ``--provider_name`` (each task would be recorded as a final task_error, so a rerun with the right
+    name would find nothing to do) and a ``--result_dir`` that is a file."""
+    import difflib
+
+    from desktop_env.registry import PROVIDERS
+
+    if args.provider_name not in PROVIDERS:
+        known = PROVIDERS.names()
+        close = difflib.get_close_matches(args.provider_name, known, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        p.error(f"--provider_name {args.provider_name!r} is not a provider here (known: {', '.join(known)}){hint}")
+    result_dir = Path(args.result_dir)
+    existing = next((q for q in (result_dir, *result_dir.parents) if q.exists()), None)
+    if existing is not None and not existing.is_dir():
+        p.error(f"--result_dir {args.result_dir}: {existing} is a file, not a folder; give a folder (it is created "
+                "if missing)")
