@@ -24,6 +24,8 @@ def create_agent(model: str, agent: str = "prompted", **options: Any) -> Agent:
     (:class:`computer_use.ComputerUseAgent`, ``agent="computer-use"``) or the OpenAI Responses API's
     computer tool (:class:`openai_computer.OpenAIComputerAgent`, ``agent="openai-computer-use"``), or a
     grounding model's own grammar (:class:`grounding.GroundingAgent`, ``agent="ui-tars"`` or ``"qwen-vl"``).
+    An ``agent`` of the form ``package.module:Class`` (or an installed ``desktop_env.agents`` entry point's name)
+    is the user's own class (:mod:`desktop_env.agents.plugins`); ``model`` then only labels the results.
 
     Names within a typo of a built-in agent (e.g. ``orcale``) are refused with a
     did-you-mean rather than sent to a model API.
@@ -32,9 +34,14 @@ def create_agent(model: str, agent: str = "prompted", **options: Any) -> Agent:
         DesktopEnvError: a near-miss of a built-in name, or a model client that cannot be made
             (e.g. no API key; the message names the variable).
     """
+    from desktop_env.agents.plugins import create_plugin_agent, is_plugin
+
+    if is_plugin(agent):  # the user's own class: docs/agents.md, "Your own agent"
+        return create_plugin_agent(agent, model, **options)
     names = builtin_agents()
     if agent not in AGENT_KINDS:
-        raise DesktopEnvError(f"unknown agent kind {agent!r} (known: {', '.join(AGENT_KINDS)})")
+        raise DesktopEnvError(f"unknown agent kind {agent!r} (known: {', '.join(AGENT_KINDS)}, or a plug-in "
+                              "as package.module:ClassName)")
     if model in AGENTS:
         return AGENTS[model](**options)
     close = difflib.get_close_matches(model, names, n=1, cutoff=0.7)

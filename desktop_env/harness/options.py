@@ -54,15 +54,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     env.add_argument("--record", action="store_true", help="record each task's screen into recording.mp4 "
                                                            "(host-side frames; costs CPU)")
     agent = p.add_argument_group("agent")
-    agent.add_argument("--model", default="oracle",
+    agent.add_argument("--model", default=None,
                        help=f"built-in agent ({BUILTIN_HELP}) or a model name: claude-* via the Anthropic SDK, "
-                            "anything else via the OpenAI SDK (default oracle)")
-    agent.add_argument("--agent", default="prompted",
-                       choices=("prompted", "computer-use", "openai-computer-use", "ui-tars", "qwen-vl"),
+                            "anything else via the OpenAI SDK (default oracle; with a plug-in --agent, it names "
+                            "the results folder and defaults to the class's name)")
+    agent.add_argument("--agent", default="prompted", metavar="KIND_OR_PLUGIN",
                        help="how a model is driven: prompted to answer pyautogui code (default); computer-use: "
                             "Anthropic's computer tool (claude-* models); openai-computer-use: the OpenAI Responses "
                             "API's computer tool (computer-use-preview); ui-tars / qwen-vl: a grounding model's own "
-                            "action grammar over an OpenAI-compatible --base_url; see docs/agents.md")
+                            "action grammar over an OpenAI-compatible --base_url; or your own agent class as "
+                            "package.module:ClassName (or an installed desktop_env.agents entry point); "
+                            "see docs/agents.md")
     agent.add_argument("--coords", default=None, choices=("grid1000", "pixels"),
                        help="with --agent ui-tars: points on a 0-1000 grid (default) or in pixels of the screenshot")
     agent.add_argument("--tool_version", default=None,
@@ -124,6 +126,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if (args.screen_width is None) != (args.screen_height is None):
         p.error("give both --screen_width and --screen_height, or neither")
+    _check_agent(p, args)
     _check_provider_and_result_dir(p, args)
     if args.num_envs < 1:
         p.error("--num_envs must be at least 1")
@@ -188,3 +191,25 @@ def _check_provider_and_result_dir(p: argparse.ArgumentParser, args: argparse.Na
     if existing is not None and not existing.is_dir():
         p.error(f"--result_dir {args.result_dir}: {existing} is a file, not a folder; give a folder (it is created "
                 "if missing)")
+
+
+def _check_agent(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """``--agent``: a kind of the built-in model clients, or a plug-in class that imports; a plug-in's run is
+    named after its class unless ``--model`` names it."""
+    from desktop_env.agents.create import AGENT_KINDS
+    from desktop_env.agents.plugins import is_plugin, load_agent_class
+    from desktop_env.errors import DesktopEnvError
+
+    if is_plugin(args.agent):
+        try:
+            cls = load_agent_class(args.agent)
+        except DesktopEnvError as exc:
+            p.error(str(exc))
+        if args.model is None:
+            name = getattr(cls, "name", "")
+            args.model = name if isinstance(name, str) and name else cls.__name__
+    elif args.agent not in AGENT_KINDS:
+        p.error(f"--agent {args.agent!r}: not a kind ({', '.join(AGENT_KINDS)}) nor a plug-in; give your own "
+                "agent class as package.module:ClassName")
+    if args.model is None:
+        args.model = "oracle"
