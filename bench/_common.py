@@ -19,14 +19,19 @@ def run_main(main: Callable[[], int | None]) -> NoReturn:
     raise SystemExit(main())
 
 
-def add_plan_flag(parser: argparse.ArgumentParser) -> None:
-    """The ``--plan`` flag every bench script has: parse the arguments, print what would run, start no VM."""
+def common_flags(parser: argparse.ArgumentParser) -> None:
+    """The last step before parsing, in every bench script: the ``--plan`` flag (parse the arguments, print what
+    would run, start no VM), and the project's one flag convention (``--path_to_vm``, underscores; the older
+    ``--image`` and hyphen spellings still parse: desktop_env/cli_flags.py)."""
+    from desktop_env.cli_flags import underscore_flags
+
     parser.add_argument("--plan", action="store_true",
                         help="print what this run would measure (image, states, counts) and exit; no VM starts")
+    underscore_flags(parser, hidden={"--image": "--path_to_vm"})
 
 
 def plan_image(ref: str) -> tuple[object | None, str, str]:
-    """``(image or None, profile, one line)`` for ``--image REF`` in a plan: the built image when the cache
+    """``(image or None, profile, one line)`` for ``--path_to_vm REF`` in a plan: the built image when the cache
     has it, else the profile it names and the command that builds it (a plan never builds or boots)."""
     from desktop_env.errors import DesktopEnvError
     from desktop_env.image.current import resolve

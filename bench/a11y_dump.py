@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import add_plan_flag, plan_image, print_table, run_main, summary  # noqa: E402
+from _common import common_flags, plan_image, print_table, run_main, summary  # noqa: E402
 from desktop_env.agents.a11y import parse_elements  # noqa: E402
 from desktop_env.envs.desktop_env import DesktopEnv  # noqa: E402
 from desktop_env.image.current import resolve  # noqa: E402
@@ -106,7 +106,7 @@ def main() -> int:
                         help="how the server reads Chromium's pages (the first one is compared across images)")
     parser.add_argument("--scenes", nargs="+", metavar="WORD",
                         help="only the scenes whose label holds one of these words (e.g. airflow dagster)")
-    add_plan_flag(parser)
+    common_flags(parser)
     args = parser.parse_args()
     if args.plan:
         for ref in args.images:

@@ -4,7 +4,7 @@ Each sample reverts the data image's VM to init_state (nothing running) and time
 until it returns (it returns once the tool answers: a SQL query, an HTTP health check); `dbt
 debug` rows time the command itself. Prints a table (seconds).
 
-Usage: python bench/app_start.py [--image data] [--runs 1] [--tools postgres,mariadb,...]
+Usage: python bench/app_start.py [--path_to_vm data] [--runs 1] [--tools postgres,mariadb,...]
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import add_plan_flag, plan_image, print_table, run_main, summary  # noqa: E402
+from _common import common_flags, plan_image, print_table, run_main, summary  # noqa: E402
 from desktop_env.controllers.python import PythonController  # noqa: E402
 from desktop_env.image.store import resolve_image  # noqa: E402
 from desktop_env.providers.qemu.provider import QemuProvider  # noqa: E402
@@ -38,7 +38,7 @@ def main() -> int:
     parser.add_argument("--image", default="data")
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--tools", default=",".join(TOOLS), help="comma-separated subset of " + ", ".join(TOOLS))
-    add_plan_flag(parser)
+    common_flags(parser)
     args = parser.parse_args()
     tools = [t.strip() for t in args.tools.split(",") if t.strip()]
     unknown = [t for t in tools if t not in TOOLS]

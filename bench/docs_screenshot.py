@@ -1,6 +1,6 @@
 """Take the README's screenshot of the booted base desktop through the in-VM server.
 
-Usage: python bench/docs_screenshot.py [--image base] [--out docs/screenshots/base-desktop.png]
+Usage: python bench/docs_screenshot.py [--path_to_vm base] [--out docs/screenshots/base-desktop.png]
 """
 from __future__ import annotations
 
@@ -13,14 +13,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from desktop_env.controllers.python import PythonController  # noqa: E402
 from desktop_env.providers.qemu.provider import QemuProvider  # noqa: E402
-from _common import add_plan_flag, plan_image, run_main  # noqa: E402
+from _common import common_flags, plan_image, run_main  # noqa: E402
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--image", default="base")
     parser.add_argument("--out", default="docs/screenshots/base-desktop.png")
-    add_plan_flag(parser)
+    common_flags(parser)
     args = parser.parse_args()
     if args.plan:
         print(plan_image(args.image)[2])

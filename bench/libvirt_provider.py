@@ -1,6 +1,6 @@
 """libvirt provider timings: start (restore + init_state snapshot), revert to init_state, screenshot.
 
-Usage: python bench/libvirt_provider.py [--image base] [--uri qemu:///system] [--starts 2] [--reverts 5] [--shots 20]
+Usage: python bench/libvirt_provider.py [--path_to_vm base] [--uri qemu:///system] [--starts 2] [--reverts 5] [--shots 20]
 (needs a running libvirtd: sudo bash .ci/start-libvirtd; the first start uploads the image to the pool)
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import add_plan_flag, plan_image, print_table, run_main, summary  # noqa: E402
+from _common import common_flags, plan_image, print_table, run_main, summary  # noqa: E402
 from desktop_env.image.store import resolve_image  # noqa: E402
 from desktop_env.providers.libvirt import LibvirtProvider  # noqa: E402
 
@@ -25,7 +25,7 @@ def main() -> None:
     p.add_argument("--starts", type=int, default=2)
     p.add_argument("--reverts", type=int, default=5)
     p.add_argument("--shots", type=int, default=20)
-    add_plan_flag(p)
+    common_flags(p)
     args = p.parse_args()
     if args.plan:
         print(plan_image(args.image)[2])

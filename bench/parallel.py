@@ -11,7 +11,7 @@ scaling efficiency: throughput at N / (N x throughput at 1).
 A step is a real action: a mouse move to a random point, a click on the desktop
 background, or a short key press, cycling; every 10th step writes and checks a guest file.
 
-Usage: python bench/parallel.py [--image base] [--n 1 2 4] [--rounds 3] [--steps 10]
+Usage: python bench/parallel.py [--path_to_vm base] [--n 1 2 4] [--rounds 3] [--steps 10]
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from _common import add_plan_flag, plan_image, run_main  # noqa: E402
+from _common import common_flags, plan_image, run_main  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -128,7 +128,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="reset + steps rounds per environment (default 3)")
     parser.add_argument("--steps", type=int, default=10, help="steps per round (default 10)")
     parser.add_argument("--seed", type=int, default=0)
-    add_plan_flag(parser)
+    common_flags(parser)
     args = parser.parse_args()
     if args.plan:
         print(plan_image(args.image)[2])

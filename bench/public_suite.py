@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import add_plan_flag, plan_image, run_main  # noqa: E402
+from _common import common_flags, plan_image, run_main  # noqa: E402
 
 DEFAULT_SUITE = os.environ.get("DESKTOP_ENV_PUBLIC_SUITE_DEV") or "/work/shared/public-suite-dev"
 
@@ -65,7 +65,7 @@ def main() -> int:
     parser.add_argument("--path_to_vm", default="spider2v")
     parser.add_argument("--num_envs", type=int, default=2)
     parser.add_argument("--out", default=None, help="results folder (default: a new temporary folder)")
-    add_plan_flag(parser)
+    common_flags(parser)
     args = parser.parse_args()
     apps = [a.strip() for a in args.apps.split(",") if a.strip()]
     suite = Path(args.suite)

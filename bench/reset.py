@@ -1,6 +1,6 @@
 """Cold boot to ready vs revert to init_state to ready, side by side, with their ratio.
 
-Usage: python bench/reset.py [--image base] [--boots 2] [--reverts 10]
+Usage: python bench/reset.py [--path_to_vm base] [--boots 2] [--reverts 10]
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import requests  # noqa: E402
 
-from _common import add_plan_flag, plan_image, print_table, run_main, summary  # noqa: E402
+from _common import common_flags, plan_image, print_table, run_main, summary  # noqa: E402
 from desktop_env.image.recipe import Recipe  # noqa: E402
 from desktop_env.image.store import resolve_image  # noqa: E402
 from desktop_env.paths import runtime_dir  # noqa: E402
@@ -64,7 +64,7 @@ def main() -> int:
     parser.add_argument("--image", default="base")
     parser.add_argument("--boots", type=int, default=2)
     parser.add_argument("--reverts", type=int, default=10)
-    add_plan_flag(parser)
+    common_flags(parser)
     args = parser.parse_args()
     if args.plan:
         print(plan_image(args.image)[2])

@@ -9,7 +9,7 @@ run) are printed after the first and the last cycle and every ``--report-every``
 The run uses a private runtime folder (``DESKTOP_ENV_RUNTIME_DIR``) so the counts are
 this run's only, while images come from the shared cache.
 
-Usage: python bench/soak.py [--image base] [--cycles 300] [--parallel-cycles 100] [--envs 2]
+Usage: python bench/soak.py [--path_to_vm base] [--cycles 300] [--parallel_cycles 100] [--envs 2]
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from _common import add_plan_flag, plan_image, run_main  # noqa: E402
+from _common import common_flags, plan_image, run_main  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -158,7 +158,7 @@ def main() -> int:
     parser.add_argument("--parallel-cycles", type=int, default=100, help="cycles on each of --envs at once (0 skips)")
     parser.add_argument("--envs", type=int, default=2, help="environments of the parallel phase")
     parser.add_argument("--report-every", type=int, default=50, help="print host figures every N cycles")
-    add_plan_flag(parser)
+    common_flags(parser)
     args = parser.parse_args()
     if args.plan:
         print(plan_image(args.image)[2])

@@ -1,6 +1,6 @@
 """Action round trip: persistent executor vs a new Python process per action; host-side vs in-guest screenshots.
 
-Usage: python bench/step.py [--image base] [--n 20]
+Usage: python bench/step.py [--path_to_vm base] [--n 20]
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import add_plan_flag, plan_image, print_table, run_main, summary  # noqa: E402
+from _common import common_flags, plan_image, print_table, run_main, summary  # noqa: E402
 from desktop_env.controllers.python import PythonController  # noqa: E402
 from desktop_env.providers.qemu.provider import QemuProvider  # noqa: E402
 
@@ -24,7 +24,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--image", default="base")
     parser.add_argument("--n", type=int, default=20, help="samples per measurement")
-    add_plan_flag(parser)
+    common_flags(parser)
     args = parser.parse_args()
     if args.plan:
         print(plan_image(args.image)[2])

@@ -13,7 +13,7 @@ robustness check: the reference solutions hold on a loaded host).
 
 Usage: python bench/verify_under_load.py --suite evaluation_examples/test_smoke.json [--passes 3]
        [--num_envs 2] [--stress 2] [--path_to_vm base] [--out DIR]
-       [--sample 10 --seed 1 --interface gui --oracle-only] [--plan]
+       [--sample 10 --seed 1 --interface gui --oracle_only] [--plan]
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from desktop_env.verify import MODELS, verify  # noqa: E402
-from _common import add_plan_flag, plan_image, run_main  # noqa: E402
+from _common import common_flags, plan_image, run_main  # noqa: E402
 
 
 def sample_suite(suite: Path, n: int, seed: int, profile: str, interface: str | None = None) -> dict[str, list[str]]:
@@ -81,7 +81,7 @@ def main() -> int:
                         help="sample only tasks with this interface tag")
     parser.add_argument("--oracle-only", action="store_true",
                         help="replay the oracle alone; a pass succeeds when every replay scores 1.0")
-    add_plan_flag(parser)
+    common_flags(parser)
     args = parser.parse_args()
     suite = Path(args.suite).resolve()
     models = ("oracle",) if args.oracle_only else MODELS

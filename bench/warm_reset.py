@@ -19,7 +19,7 @@ either way. States that are not built yet are built first (not timed here; ``ima
 build times). Prints a table: seconds cold, seconds warm, cold/warm. ``--plan`` prints the states and
 their work and exits without starting a VM.
 
-Usage: python bench/warm_reset.py [--image data] [--states airflow,dagster,...] [--runs 1] [--plan]
+Usage: python bench/warm_reset.py [--path_to_vm data] [--states airflow,dagster,...] [--runs 1] [--plan]
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import add_plan_flag, plan_image, run_main, summary  # noqa: E402
+from _common import common_flags, plan_image, run_main, summary  # noqa: E402
 from _warm_work import NO_WORK, WORK, do_work  # noqa: E402
 from desktop_env.controllers.python import PythonController  # noqa: E402
 from desktop_env.envs.warm import ensure_state, recipe_task  # noqa: E402
@@ -95,7 +95,7 @@ def main() -> int:
     parser.add_argument("--image", default="data")
     parser.add_argument("--states", default=None, help="comma-separated (default: every state of the image)")
     parser.add_argument("--runs", type=int, default=1)
-    add_plan_flag(parser)
+    common_flags(parser)
     args = parser.parse_args()
     image, profile, line = plan_image(args.image)
     plan = plan_states(profile, args.states)

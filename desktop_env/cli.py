@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+from desktop_env.cli_flags import add_version_flag, merge_positional_name, underscore_flags
 from desktop_env.errors import DesktopEnvError, PrivilegeError
 from desktop_env.image.store import human_size as _human
 
@@ -126,7 +127,7 @@ def _state_lines(image) -> list[str]:
     for row in rows:
         if not row["built"]:
             out.append(f"    state {row['name']:<{width}} not built (built on first use, or: desktop-env image warm "
-                       f"--image {image.name} --state {row['name']})")
+                       f"--path_to_vm {image.name} --state {row['name']})")
             continue
         flag = "" if row["current"] else "  STALE: its recipe or image changed; rebuilt on next use"
         out.append(f"    state {row['name']:<{width}} RAM {_human(row['ram_bytes']):>10}  disk layer "
@@ -205,6 +206,7 @@ def cmd_image_rm(args) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``desktop-env``."""
     parser = argparse.ArgumentParser(prog="desktop-env", description=__doc__)
+    add_version_flag(parser)
     parser.add_argument("--verbose", "-v", action="store_true", help="debug logging; stream tool output")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -234,7 +236,8 @@ def build_parser() -> argparse.ArgumentParser:
     w = isub.add_parser("warm", parents=[common],
                         help="build an image's warm states (its tool already started; restored in a second)")
     w.add_argument("--profile", default="base", help="profile whose newest image is used (default: base)")
-    w.add_argument("--image", default=None, help="image name or folder (overrides --profile)")
+    w.add_argument("--path_to_vm", "--image", dest="image", default=None,
+                   help="image name or folder (overrides --profile)")
     w.add_argument("--state", action="append", default=None,
                    help="a state to build (repeatable; default: every state the profile declares)")
     w.add_argument("--force", action="store_true", help="rebuild even when the state is up to date")
@@ -263,6 +266,7 @@ def build_parser() -> argparse.ArgumentParser:
         except ImportError:
             continue
         mod.register(sub)
+    underscore_flags(parser, hidden={"--image": "--path_to_vm"})
     return parser
 
 
@@ -271,6 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
+    merge_positional_name(args, parser)
     args.argv = argv
     _setup_logging(getattr(args, "verbose", False))
     try:

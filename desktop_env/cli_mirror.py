@@ -32,7 +32,7 @@ def _fill(source: str, out: str, recheck: bool, accept_changes: bool) -> int:
     print(f"\nfetched {len(report.fetched)}, unchanged {len(report.unchanged)}, changed upstream "
           f"{len(report.changed)}, changes accepted {len(report.accepted)}, failed {len(report.failed)}")
     for url in report.changed:
-        print(f"changed upstream (the old file is still served; rerun with --accept-changes to switch): {url}")
+        print(f"changed upstream (the old file is still served; rerun with --accept_changes to switch): {url}")
     for url, why in report.failed.items():
         print(f"FAILED {url}: {why} (used by {', '.join(uses[url])})", file=sys.stderr)
     return 1 if report.failed else 0
@@ -75,7 +75,7 @@ def register(subparsers) -> None:
     m.add_argument("--missing-only", action="store_true",
                    help="fetch only URLs the mirror lacks (default: also fetch the others again and report "
                         "what changed upstream)")
-    m.add_argument("--accept-changes", action="store_true",
+    m.add_argument("--accept_changes", action="store_true",
                    help="serve the new upstream version of a changed file (default: keep serving the old one "
                         "and keep the new one aside as <file>.upstream)")
     m.set_defaults(func=cmd_mirror)

@@ -244,7 +244,8 @@ def register(subparsers) -> None:
 
     p = sub.add_parser("start", parents=[common],
                        help="start a VM from an image's init_state (or a warm state) and leave it running")
-    p.add_argument("--image", default="base", help="image name, profile or folder (default: newest base image)")
+    p.add_argument("--path_to_vm", "--image", dest="image", default="base",
+                   help="image name, profile or folder (default: newest base image)")
     p.add_argument("--name", default=None, help="VM name (default: <profile>-<random>)")
     p.add_argument("--accel", default="auto", choices=["auto", "kvm", "tcg"])
     p.add_argument("--allow-internet", action="store_true", help="let the guest open outbound connections")
@@ -253,12 +254,14 @@ def register(subparsers) -> None:
     p.set_defaults(func=cmd_start)
 
     p = sub.add_parser("stop", parents=[common], help="stop a VM and delete its overlay")
-    p.add_argument("name", nargs="?")
+    p.add_argument("--vm", dest="name", help="VM name")
+    p.add_argument("name_positional", nargs="?", metavar="NAME", help=argparse.SUPPRESS)
     p.add_argument("--all", action="store_true", help="stop every VM")
-    p.set_defaults(func=lambda a: cmd_stop(a) if (a.name or a.all) else vm.error("stop needs a NAME or --all"))
+    p.set_defaults(func=lambda a: cmd_stop(a) if (a.name or a.all) else vm.error("stop needs --vm NAME or --all"))
 
     p = sub.add_parser("status", parents=[common], help="show running VMs")
-    p.add_argument("name", nargs="?")
+    p.add_argument("--vm", dest="name", help="only this VM")
+    p.add_argument("name_positional", nargs="?", metavar="NAME", help=argparse.SUPPRESS)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_status)
 
@@ -269,7 +272,8 @@ def register(subparsers) -> None:
     p.set_defaults(func=cmd_shell)
 
     p = sub.add_parser("vnc", parents=[common], help="serve noVNC for a VM and print its URL")
-    p.add_argument("name", nargs="?", help="VM name (default: the only running VM)")
+    p.add_argument("--vm", dest="name", help="VM name (default: the only running VM)")
+    p.add_argument("name_positional", nargs="?", metavar="NAME", help=argparse.SUPPRESS)
     p.add_argument("--open", action="store_true", help="open the URL in a browser")
     p.set_defaults(func=cmd_vnc)
 

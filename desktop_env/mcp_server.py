@@ -10,7 +10,7 @@ HTTP bound to 127.0.0.1 with a bearer token (``desktop-env mcp --http --port 876
   clicks, drag, mouse down/up, move, scroll, key and hold_key in xdotool names, type, wait,
   cursor_position, zoom; each answers with the screenshot after it), ``accessibility_tree``.
 - ``evaluate``: run the task's evaluator, return the score and end the task (absent with
-  ``--no-evaluate``, for clients that must not see scores).
+  ``--no_evaluate``, for clients that must not see scores).
 - ``list_snapshots``, ``save_snapshot`` and ``revert``: the VM's named snapshots (``init_state``
   is the clean desktop).
 

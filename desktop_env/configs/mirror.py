@@ -219,7 +219,7 @@ class Mirror:
         self._write(aside, data)
         entry["upstream"] = {"path": aside, "size": len(data), "sha256": sha256_of(data), "date": _now()}
         report.changed.append(url)
-        return f"CHANGED upstream: kept aside as {aside}, the old file is still served (--accept-changes to switch)"
+        return f"CHANGED upstream: kept aside as {aside}, the old file is still served (--accept_changes to switch)"
 
     def _entry(self, url: str, path: str, data: bytes, tasks) -> dict:
         return {"url": url, "path": path, "size": len(data), "sha256": sha256_of(data), "date": _now(),

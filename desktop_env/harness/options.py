@@ -32,6 +32,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     (workers inherit it).
     """
     p = argparse.ArgumentParser(prog="run.py", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    from desktop_env.cli_flags import add_version_flag
+
+    add_version_flag(p)
     env = p.add_argument_group("environment")
     env.add_argument("--path_to_vm", default=None, help="image name, profile or image folder (default: newest base)")
     env.add_argument("--provider_name", default="qemu", help="VM provider (default: qemu)")

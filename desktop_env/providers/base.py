@@ -104,7 +104,7 @@ class Provider(abc.ABC):
 
     @property
     def token(self) -> str | None:
-        """Bearer token of the in-VM server (None when the image was built with --no-auth)."""
+        """Bearer token of the in-VM server (None when the image was built with --no_auth)."""
         return None
 
     def is_running(self) -> bool:

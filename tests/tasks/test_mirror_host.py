@@ -151,13 +151,13 @@ def test_a_rerun_resumes_and_reports_an_upstream_change_without_overwriting(tmp_
     assert "fetched 1, unchanged 2" in capsys.readouterr().out
     web.pages["/gold/other.txt"] = (b"other gold, revised\n", {})
     assert cli_main(["mirror", str(index), "--out", str(out)]) == 0
-    assert f"changed upstream (the old file is still served; rerun with --accept-changes to switch): {url}" \
+    assert f"changed upstream (the old file is still served; rerun with --accept_changes to switch): {url}" \
         in capsys.readouterr().out
     mirror = Mirror.open(out)
     assert mirror.read(url) == b"other gold\n"
     assert (out / mirror.entries[url]["upstream"]["path"]).read_bytes() == b"other gold, revised\n"
     assert cli_main(["mirror", "verify", str(out)]) == 0
-    assert cli_main(["mirror", str(index), "--out", str(out), "--accept-changes"]) == 0
+    assert cli_main(["mirror", str(index), "--out", str(out), "--accept_changes"]) == 0
     mirror = Mirror.open(out)
     assert mirror.read(url) == b"other gold, revised\n" and "upstream" not in mirror.entries[url]
     assert not list((out / "files").glob("*.upstream")) and not list(out.rglob("*.partial"))

@@ -1,22 +1,19 @@
-"""Every score says why: a scripted agent answers each smoke task wrongly on purpose (a typo, a wrong count, a
-missing line, nothing at all...), and each task's status.json, traj.jsonl and summary name the difference.
+"""Every score says why: an agent answers each smoke task wrongly on purpose (a typo, a wrong count, a missing
+line, nothing at all...), and each task's status.json, traj.jsonl and summary name the difference.
 
-The agent acts through env.step like any agent (its pyautogui actions are Python code run by the guest's
-executor); the jobs run through the harness's own run_job, two VMs in two forked processes (a test agent is
-not registered in the spawned workers of run.py). About 1.5 minutes under emulation here.
+The agent is the example of docs/agents.md ("Your own agent"), taken from the page and plugged into run.py by
+``--agent scripted_agent:ScriptedAgent`` as a user would (two VMs); its pyautogui actions are Python code run
+by the guest's executor. One run serves both: the reasons (issue 55) and the plug-in API (issue 58). About
+1.5 minutes under emulation here.
 """
 import json
-import multiprocessing
-import signal
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-
-from desktop_env.agents.base import Agent
-from desktop_env.harness.jobs import plan_jobs, run_job
-from desktop_env.harness.options import parse_args
-from desktop_env.harness.status import TaskTimeout, read_status
-from desktop_env.harness.summary import summarize
 
 pytestmark = [pytest.mark.vm, pytest.mark.slow]
 
@@ -66,60 +63,41 @@ WRONG = {
 }
 
 
-class WrongAnswers(Agent):
-    """Gives the wrong answer of :data:`WRONG` for the task, then DONE."""
-
-    def reset(self, task, env=None):
-        super().reset(task, env)
-        self.queue = list(WRONG[task.id][0]) + ["DONE"]
-
-    def predict(self, instruction, obs):
-        return "scripted wrong answer", [self.queue.pop(0)] if self.queue else ["DONE"]
-
-
-def _run_share(args, jobs) -> None:
-    """One forked process: one environment, its share of the jobs through run_job."""
-    from desktop_env.envs import DesktopEnv
-
-    def on_alarm(signum, frame):
-        raise TaskTimeout(f"task attempt exceeded --task_timeout {args.task_timeout:g} s")
-
-    signal.signal(signal.SIGALRM, on_alarm)
-    env_box = [None]
-    try:
-        for job in jobs:
-            run_job(job, args, WrongAnswers(), env_box,
-                    lambda: DesktopEnv(path_to_vm=args.path_to_vm, require_a11y_tree=False, max_steps=args.max_steps))
-    finally:
-        if env_box[0] is not None:
-            env_box[0].close()
+def example_agent_source() -> str:
+    """The example agent of docs/agents.md ("Your own agent"), as the page gives it."""
+    text = (ROOT / "docs" / "agents.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    source = next((b for b in blocks if "class ScriptedAgent(Agent)" in b), None)
+    assert source, "docs/agents.md lost its example agent (class ScriptedAgent)"
+    return source
 
 
 @pytest.fixture(scope="module")
 def wrong_run(tmp_path_factory):
+    """run.py over the smoke suite with the docs' example agent, plugged in by --agent module:Class, playing
+    the wrong answers of WRONG; returns (the model folder, task id -> status.json, task id -> task folder)."""
     from desktop_env.image.builder import ensure_image
 
     image = ensure_image("base")
-    out = tmp_path_factory.mktemp("wrong_answers")
-    args = parse_args(["--model", "wrong-answers", "--observation_type", "screenshot", "--test_all_meta_path",
-                       str(SMOKE), "--result_dir", str(out), "--path_to_vm", image.name, "--max_steps", "5"])
-    plan = plan_jobs(args)
-    assert {job["task_id"] for job in plan.todo} == set(WRONG), "the smoke suite changed: update WRONG"
-    ctx = multiprocessing.get_context("fork")
-    procs = [ctx.Process(target=_run_share, args=(args, plan.todo[i::2])) for i in range(2)]
-    for proc in procs:
-        proc.start()
-    for proc in procs:
-        proc.join(1800)
-    assert [p.exitcode for p in procs] == [0, 0]
-    records = [read_status(Path(job["folder"])) | {"domain": job["domain"], "task_id": job["task_id"]}
-               for job in plan.todo]
-    return args, {r["task_id"]: r for r in records}, plan
+    work = tmp_path_factory.mktemp("wrong_answers")
+    (work / "scripted_agent.py").write_text(example_agent_source())
+    (work / "answers.json").write_text(json.dumps({task: actions for task, (actions, _, _) in WRONG.items()}))
+    out = work / "results"
+    env = {**os.environ, "PYTHONPATH": str(work), "SCRIPTED_ACTIONS": str(work / "answers.json")}
+    done = subprocess.run([sys.executable, "run.py", "--agent", "scripted_agent:ScriptedAgent",
+                           "--observation_type", "screenshot", "--test_all_meta_path", str(SMOKE),
+                           "--result_dir", str(out), "--path_to_vm", image.name, "--max_steps", "5",
+                           "--num_envs", "2"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    model_dir = out / "pyautogui" / "screenshot" / "scripted"  # named after the class's `name`
+    folders = {p.parent.name: p.parent for p in model_dir.rglob("status.json")}
+    assert set(folders) == set(WRONG), "the smoke suite changed: update WRONG"
+    return model_dir, {t: json.loads((f / "status.json").read_text()) for t, f in folders.items()}, folders
 
 
 @pytest.mark.parametrize("task_id", sorted(WRONG))
 def test_a_wrong_answer_records_why(wrong_run, task_id):
-    _, records, plan = wrong_run
+    _, records, folders = wrong_run
     record = records[task_id]
     assert record["status"] == "wrong_result" and record["score"] == 0.0, record
     reason = record["reason"]
@@ -129,13 +107,12 @@ def test_a_wrong_answer_records_why(wrong_run, task_id):
         assert reason["kind"] == kind, reason
     for word in words:
         assert word in reason["text"], f"{task_id}: {word!r} not in the reason {reason}"
-    folder = Path(next(job["folder"] for job in plan.todo if job["task_id"] == task_id))
-    last = json.loads((folder / "traj.jsonl").read_text().splitlines()[-1])
+    last = json.loads((folders[task_id] / "traj.jsonl").read_text().splitlines()[-1])
     assert last["info"]["reason"] == reason  # the scoring step of the trajectory holds it too
 
 
 def test_the_summary_counts_the_failures_by_reason(wrong_run):
-    args, records, _ = wrong_run
-    summary = summarize(args, list(records.values()), [], 0)
+    model_dir, records, _ = wrong_run
+    summary = json.loads((model_dir / "summary.json").read_text())
     assert sum(summary["failure_reasons"].values()) == len(WRONG)
     assert "unexplained" not in summary["failure_reasons"]

@@ -338,7 +338,7 @@ class QemuProvider(Provider):
         saved = state.meta.get("accel")
         if saved and saved != self.machine.accel:
             raise SnapshotError(f"warm state {state.name} was saved under {saved} and this VM runs {self.machine.accel}; "
-                                f"rebuild it here: desktop-env image warm --image {self.image.name} --state {state.name} "
+                                f"rebuild it here: desktop-env image warm --path_to_vm {self.image.name} --state {state.name} "
                                 "--force")
         return self._restore(state)
 
@@ -482,7 +482,7 @@ class QemuProvider(Provider):
             raise SnapshotError("init_state belongs to the image and cannot be deleted")
         if self._warm_state(name) is not None:
             raise SnapshotError(f"{name!r} is a warm state of image {self.image.name}; remove it with: "
-                                f"desktop-env image warm --image {self.image.name} --state {name} --remove")
+                                f"desktop-env image warm --path_to_vm {self.image.name} --state {name} --remove")
         if name not in self.list_snapshots():
             raise SnapshotError(f"no snapshot {name!r} in VM {self.vm_id}")
         self._hmp(f"delvm {name}")
