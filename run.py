@@ -6,7 +6,6 @@ parses the flags and prints the run's progress.
 """
 from __future__ import annotations
 
-import logging
 import sys
 from pathlib import Path
 
@@ -14,6 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from desktop_env.harness.options import parse_args  # noqa: E402
 from desktop_env.harness.suite import run_suite  # noqa: E402
+from desktop_env.harness.workers import configure_logging  # noqa: E402
 
 
 def print_line(line: str, error: bool = False) -> None:
@@ -23,7 +23,7 @@ def print_line(line: str, error: bool = False) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    configure_logging(args.log_level)
     return run_suite(args, print_line).exit_code
 
 

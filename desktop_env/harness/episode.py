@@ -114,6 +114,23 @@ def _note_score(path: Path, score: float, reason: dict | None, postconfig_errors
     write_atomic(path, "\n".join(lines[:-1] + [json.dumps(last, ensure_ascii=False)]) + "\n")
 
 
+#: The public data-science suite's step-by-step instruction, beside a task file (``--verbose_instruction``).
+VERBOSE_INSTRUCTION_FILE = "verbose_instruction.txt"
+
+
+def task_instruction(task, verbose: bool = False) -> str:
+    """What the agent is told: the task's instruction, or with ``verbose`` the step-by-step one that the public
+    data-science suite keeps beside the task file (the task's own when it has none)."""
+    path = getattr(task, "path", None)
+    if verbose and path is not None:
+        verbose_file = Path(path).parent / VERBOSE_INSTRUCTION_FILE
+        if verbose_file.is_file():
+            text = verbose_file.read_text(errors="replace").strip()
+            if text:
+                return text
+    return task.instruction
+
+
 def run_episode(env, agent, task, args, folder: Path, deadline: float) -> dict:
     """Run one episode into ``folder`` (trajectory and screenshots); returns score, steps and how it ended.
 
@@ -153,11 +170,11 @@ def run_episode(env, agent, task, args, folder: Path, deadline: float) -> dict:
         max_steps = max(max_steps, len(getattr(agent, "actions", ())) + 1)
     if hasattr(env, "max_steps"):
         env.max_steps = max_steps
-    instruction = task.instruction
+    instruction = task_instruction(task, getattr(args, "verbose_instruction", False))
     if getattr(args, "rag", False):
         from desktop_env.rag import augment_instruction, default_index_path
 
-        instruction = augment_instruction(task.instruction, args.rag_topk, default_index_path(args.cache_dir))
+        instruction = augment_instruction(instruction, args.rag_topk, default_index_path(args.cache_dir))
 
     def check_time():
         if time.monotonic() > deadline:

@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 
 BUILTIN_HELP = "oracle, noop, random, human"
+#: The password of the images' desktop user ``user`` (set by the base profile's assemble.sh).
+GUEST_PASSWORD = "password"
 
 DESCRIPTION = """Run an agent over a task suite: `python run.py --model oracle --test_all_meta_path evaluation_examples/test_smoke.json`.
 
@@ -54,6 +56,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     env.add_argument("--max_steps", type=int, default=15, help="actions per task (default 15); a turn whose reply "
                                                                "does not parse counts as one")
     env.add_argument("--cache_dir", default=None, help="image and runtime cache (default ~/.cache/desktop-env)")
+    env.add_argument("--snapshot_name", default=None,
+                     help="the snapshot every task starts from instead of its own: init_state or a warm state of the "
+                          "image (e.g. superset); default: each task's snapshot")
+    env.add_argument("--client_password", default=GUEST_PASSWORD,
+                     help=f"the guest user's password, as the public suites' scripts pass it; the images' user "
+                          f"'user' has the password '{GUEST_PASSWORD}' (accepted when it matches)")
+    env.add_argument("--log_level", default="WARNING", type=str.upper, choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+                     help="what the console shows besides one progress line per task (default WARNING); each "
+                          "task's runtime.log keeps its INFO log (DEBUG with --log_level DEBUG)")
     env.add_argument("--record", action="store_true", help="record each task's screen into recording.mp4 "
                                                            "(host-side frames; costs CPU)")
     agent = p.add_argument_group("agent")
@@ -122,6 +133,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     suite.add_argument("--download_mirror", default=None, metavar="DIR",
                        help="serve every URL a task fetches from this folder (made by `desktop-env mirror`), hash "
                             "checked, with no network access; a URL it lacks fails the task's setup (task_error)")
+    agent.add_argument("--verbose_instruction", action="store_true",
+                       help="give the agent the step-by-step instruction of tasks that have one (the public "
+                            "data-science suite's verbose_instruction.txt beside the task file) instead of the task's")
+    agent.add_argument("--stop_token", default=None, help=argparse.SUPPRESS)  # refused below, with what to use
     agent.add_argument("--rag", action="store_true",
                        help="add the documentation chunks that best match the instruction to the task text the agent "
                             "sees (index: desktop-env docs build)")
@@ -131,6 +146,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.error("give both --screen_width and --screen_height, or neither")
     _check_agent(p, args)
     _check_provider_and_result_dir(p, args)
+    _check_public_suite_flags(p, args)
     if args.num_envs < 1:
         p.error("--num_envs must be at least 1")
     if args.trials < 1:
@@ -216,3 +232,22 @@ def _check_agent(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
                 "agent class as package.module:ClassName")
     if args.model is None:
         args.model = "oracle"
+
+
+def _check_public_suite_flags(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Flags the public suites' run scripts pass: taken when they mean something here, else refused with the
+    flag to use instead."""
+    if args.stop_token is not None:
+        p.error("--stop_token is not taken: the prompted agent reads its actions from the whole reply; bound the "
+                "reply with --max_tokens")
+    if args.client_password != GUEST_PASSWORD:
+        p.error(f"--client_password: the images' user 'user' has the password '{GUEST_PASSWORD}' (set when the "
+                "image is built); drop the flag or pass that one")
+    if args.snapshot_name not in (None, "init_state"):
+        from desktop_env.image.recipe import PROFILES_DIR, Recipe
+        from desktop_env.image.states import state_recipes
+
+        known = sorted({name for prof in Recipe.available(PROFILES_DIR) for name in state_recipes(prof)})
+        if args.snapshot_name not in known:
+            p.error(f"--snapshot_name {args.snapshot_name!r} is no snapshot of the images here (init_state, or a "
+                    f"warm state: {', '.join(known)})")

@@ -30,6 +30,23 @@ def agent_options(args) -> dict:
                 **({"coords": args.coords} if getattr(args, "coords", None) else {}))
 
 
+LOG_FORMAT = "%(asctime)s %(name)s %(levelname)s %(message)s"
+
+
+def configure_logging(level_name: str, log_file: str | None = None) -> None:
+    """The process's logging: the console (or ``log_file``) shows ``level_name`` and up, while the root logger
+    passes INFO on (DEBUG at level DEBUG), which each task's runtime.log and a ``log_file`` keep."""
+    shown = getattr(logging, str(level_name).upper(), logging.INFO)
+    root = logging.getLogger()
+    root.setLevel(min(shown, logging.INFO))
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    handler = logging.FileHandler(log_file) if log_file else logging.StreamHandler()
+    handler.setLevel(root.level if log_file else shown)
+    handler.setFormatter(logging.Formatter(LOG_FORMAT))
+    root.addHandler(handler)
+
+
 def worker(args, jobs, results) -> None:
     """One process, one environment: takes jobs until None; SIGTERM/SIGINT close the VM and exit.
 
@@ -41,8 +58,7 @@ def worker(args, jobs, results) -> None:
     from desktop_env.envs import DesktopEnv
 
     log_file = getattr(args, "worker_log", None)  # tasks verify keeps worker logs in its run.log
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s",
-                        **({"filename": log_file} if log_file else {}))
+    configure_logging(getattr(args, "log_level", "INFO"), log_file)
 
     def on_stop(signum, frame):
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -63,6 +79,7 @@ def worker(args, jobs, results) -> None:
                           screen_size=screen, require_a11y_tree=args.observation_type != "screenshot",
                           max_steps=args.max_steps, cache_dir=args.cache_dir,
                           download_mirror=getattr(args, "download_mirror", None),
+                          snapshot_name=getattr(args, "snapshot_name", None) or "init_state",
                           **({"hosts": args.hosts} if args.hosts else {}))
 
     agent = None
@@ -75,7 +92,8 @@ def worker(args, jobs, results) -> None:
             results.put({"event": "started", **{k: job[k] for k in ("domain", "task_id", "trial")}})
             Path(job["folder"]).mkdir(parents=True, exist_ok=True)
             handler = logging.FileHandler(Path(job["folder"]) / RUNTIME_LOG, mode="a")
-            handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+            handler.setLevel(logging.getLogger().level)
+            handler.setFormatter(logging.Formatter(LOG_FORMAT))
             logging.getLogger().addHandler(handler)
             try:
                 status = run_job(job, args, agent, env_box, new_env)
