@@ -35,12 +35,13 @@ from typing import TYPE_CHECKING, Iterator
 
 from desktop_env.tasks.common import TaskFileNotFound, is_remote_url, runtime_cache_part
 from desktop_env.tasks.urls import host_path_values, task_urls
+from desktop_env.extras import install_hint, missing_extras
 
 if TYPE_CHECKING:
     from desktop_env.tasks.spec import TaskSpec
 
-DOCKER, ASTRO, AIRBYTE, METABASE, INTERNET, UNAVAILABLE, ACCOUNT = (
-    "docker", "astro", "airbyte", "metabase", "internet", "unavailable", "account")
+DOCKER, ASTRO, AIRBYTE, METABASE, INTERNET, UNAVAILABLE, EXTRA, ACCOUNT = (
+    "docker", "astro", "airbyte", "metabase", "internet", "unavailable", "extra", "account")
 
 #: Reason kind -> how it reads, in the order reasons are listed.
 KINDS = {
@@ -50,6 +51,7 @@ KINDS = {
     METABASE: "needs Metabase",
     INTERNET: "fetches from the internet",
     UNAVAILABLE: "uses a step or getter that cannot run here",
+    EXTRA: "needs a part of the package that is not installed",
     ACCOUNT: "needs a cloud account",
 }
 
@@ -122,6 +124,10 @@ def offline_blockers(task: "TaskSpec", download_mirror: bool = False) -> list[Bl
         if status == "unavailable":
             tool = next((k for prefix, k in _NAME_PREFIXES.items() if name.startswith(prefix)), UNAVAILABLE)
             found.setdefault(tool, Blocker(tool, f"{kind} {name}"))
+    metrics = [name for kind, name in task.names_used() if kind == "metric"]
+    for extra, names in missing_extras(metrics).items():
+        found.setdefault(EXTRA, Blocker(EXTRA, f"metric {', '.join(names)} needs the {extra} extra: "
+                                               f"{install_hint(extra)}"))
     if task.needs_account:
         found.setdefault(ACCOUNT, Blocker(ACCOUNT, _account_detail(task)))
     return [found[k] for k in KINDS if k in found]

@@ -376,7 +376,10 @@ def _require(module: str, package: str, metric: str):
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise MetricError(f"{metric} needs the Python package {package!r}: pip install {package} ({exc})") from None
+        from desktop_env.extras import package_hint
+
+        raise MetricError(f"{metric} needs the Python package {package!r} ({package_hint(module, package)}; "
+                          f"{exc})") from None
 
 
 def check_accessibility_tree_options(options: dict) -> None:

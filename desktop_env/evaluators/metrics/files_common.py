@@ -21,7 +21,9 @@ def require_package(module: str, package: str, metric: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError:
-        raise MetricError(f"{metric} needs the Python package {package!r}: pip install {package}") from None
+        from desktop_env.extras import package_hint
+
+        raise MetricError(f"{metric} needs the Python package {package!r} ({package_hint(module, package)})") from None
 
 
 def rule_dict(expected: Any, metric: str, shape: str) -> dict:

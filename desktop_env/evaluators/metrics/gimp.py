@@ -132,7 +132,13 @@ def _comparable(im: Image.Image, with_alpha: bool) -> np.ndarray:
 def _ssim_arrays(x: np.ndarray, y: np.ndarray) -> float:
     """Mean SSIM of two arrays of the same shape (H x W, or H x W x channels)."""
     # scikit-image pulls in scipy (~0.3 s): imported when a metric scores, not when metrics are registered
-    from skimage.metrics import structural_similarity
+    try:
+        from skimage.metrics import structural_similarity
+    except ImportError:
+        from desktop_env.extras import package_hint
+
+        raise MetricError(f"structure similarity needs scikit-image ({package_hint('skimage', 'scikit-image')})") \
+            from None
 
     channel_axis = 2 if x.ndim == 3 else None
     return float(structural_similarity(x, y, win_size=_SSIM_WINDOW, data_range=255.0, channel_axis=channel_axis))

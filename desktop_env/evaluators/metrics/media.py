@@ -36,7 +36,9 @@ def _easyid3():
     try:
         from mutagen.easyid3 import EasyID3  # pylint: disable=import-outside-toplevel
     except ImportError:
-        raise MetricError("check_mp3_meta needs the mutagen package: pip install mutagen") from None
+        from desktop_env.extras import package_hint  # pylint: disable=import-outside-toplevel
+
+        raise MetricError(f"check_mp3_meta needs the mutagen package ({package_hint('mutagen', 'mutagen')})") from None
     return EasyID3
 
 
@@ -270,7 +272,9 @@ def _cv2():
     try:
         import cv2  # pylint: disable=import-outside-toplevel
     except ImportError:
-        raise MetricError("compare_videos needs OpenCV: pip install opencv-python-headless") from None
+        from desktop_env.extras import package_hint  # pylint: disable=import-outside-toplevel
+
+        raise MetricError(f"compare_videos needs OpenCV ({package_hint('cv2', 'opencv-python-headless')})") from None
     return cv2
 
 
