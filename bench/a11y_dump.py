@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import common_flags, plan_image, print_table, run_main, summary  # noqa: E402
-from desktop_env.agents.a11y import parse_elements  # noqa: E402
+from desktop_env.a11y_tree import parse_elements  # noqa: E402
 from desktop_env.envs.desktop_env import DesktopEnv  # noqa: E402
 from desktop_env.image.current import resolve  # noqa: E402
 

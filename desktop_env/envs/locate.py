@@ -194,7 +194,7 @@ class Locator:
         return self._find_a11y(target) if target.kind == "a11y" else self._find_dom(target)
 
     def _find_a11y(self, target: Target) -> Found:
-        from desktop_env.agents.a11y import parse_elements
+        from desktop_env.a11y_tree import parse_elements
 
         try:
             # A spreadsheet's cells are most of a Calc tree's cost: read only when a cell may be the target.

@@ -200,17 +200,24 @@ def states_needed(tasks, image) -> tuple[dict[str, int], dict[str, int]]:
 
 
 def build_missing_states(image, names: list[str], report, force: bool = False, cache_dir=None,
-                         accel: str = "auto") -> dict[str, dict]:
+                         accel: str = "auto", provider_name: str = "qemu") -> dict[str, dict]:
     """Build those of the states ``names`` of ``image`` that are missing or stale (all of them when
     ``force``), one after another in one VM started for the purpose, saying each step through
     ``report`` (a callable taking a line). Returns ``{name: {"reused": bool, "build_s": float,
     "state": WarmState}}`` for every name.
 
+    The VM is ``provider_name``'s, a provider with the ``warm_states`` capability.
+
     Raises:
         StateNotFound: a name the image's profile does not declare (before any VM starts).
         SetupError: a recipe step failed (the message names the state and step).
+        DesktopEnvError: the provider cannot build warm states.
     """
-    from desktop_env.providers.qemu.provider import QemuProvider
+    from desktop_env.providers.base import create_provider
+    from desktop_env.registry import PROVIDERS
+
+    if not PROVIDERS[provider_name].warm_states:
+        raise DesktopEnvError(f"the {provider_name} provider has no warm states to build")
 
     recipes = {name: recipe_for(image, name) for name in names}  # unknown names fail here, listing the known ones
     out: dict[str, dict] = {}
@@ -222,7 +229,7 @@ def build_missing_states(image, names: list[str], report, force: bool = False, c
             todo.append(name)
     if not todo:
         return out
-    vm = QemuProvider(image=image, cache_dir=cache_dir, accel=accel)
+    vm = create_provider(provider_name, image=image, cache_dir=cache_dir, accel=accel)
     try:
         for i, name in enumerate(todo, 1):
             report(f"[{i}/{len(todo)}] building warm state {name} of {image.name} (starts its tool: minutes "

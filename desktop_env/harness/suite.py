@@ -137,7 +137,9 @@ def prepare_warm_states(args, todo: list[dict], report: Report) -> dict:
         return {}
     from desktop_env.envs.warm import build_missing_states, check_without_warm_states, states_needed
 
-    if args.provider_name != "qemu":
+    from desktop_env.registry import PROVIDERS
+
+    if not PROVIDERS[args.provider_name].warm_states:
         named = check_without_warm_states(tasks, args.provider_name)
         report(f"{len(named)} tasks name a snapshot the {args.provider_name} provider has no warm states for: "
                "they start from init_state")
@@ -154,7 +156,8 @@ def prepare_warm_states(args, todo: list[dict], report: Report) -> dict:
         return {}
     report(f"warm states these tasks start from: {', '.join(f'{k} ({v} tasks)' for k, v in sorted(used.items()))}; "
            "those not built yet are built before the first episode")
-    built = build_missing_states(image, sorted(used), report, cache_dir=cache, accel=getattr(args, "accel", "auto"))
+    built = build_missing_states(image, sorted(used), report, cache_dir=cache, accel=getattr(args, "accel", "auto"),
+                                 provider_name=args.provider_name)
     return {name: {"tasks": used[name], "reused": row["reused"], "build_s": row["build_s"]}
             for name, row in built.items()}
 

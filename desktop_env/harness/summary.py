@@ -24,12 +24,15 @@ def git_state() -> dict:
 
 
 def image_state(args) -> dict:
-    """The image the run uses (name, profile, hashes, screen); only the path for other providers.
+    """The image the run uses (name, profile, hashes, screen); only the path for a provider without the
+    ``images`` capability (its VMs are not this project's cached images).
 
     Raises:
         DesktopEnvError: the image cannot be found.
     """
-    if args.provider_name != "qemu":
+    from desktop_env.registry import PROVIDERS
+
+    if not PROVIDERS[args.provider_name].images:
         return {"path_to_vm": args.path_to_vm}
     from desktop_env.image.current import resolve
 

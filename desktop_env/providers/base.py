@@ -38,6 +38,12 @@ class Provider(abc.ABC):
 
     #: Name in the registry (``--provider_name``).
     name: str = ""
+    #: Capabilities the harness asks for instead of testing the provider's name:
+    #: ``images``: it runs the images this project builds (``--path_to_vm`` names one in the local cache), so a
+    #: run's manifest records the image's identity; ``warm_states``: it restores (and builds) the images' warm
+    #: states (:meth:`restore_state`, :meth:`build_states`).
+    images: bool = False
+    warm_states: bool = False
 
     @abc.abstractmethod
     def start(self) -> None:

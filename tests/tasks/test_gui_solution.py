@@ -172,7 +172,7 @@ def test_file_contains_reads_zip_documents():
 
 
 def test_a11y_targets_match_the_showing_elements_of_the_tree():
-    from desktop_env.agents.a11y import parse_elements
+    from desktop_env.a11y_tree import parse_elements
     from desktop_env.envs.locate import _a11y_matches
 
     xml = (TREE_HEAD +

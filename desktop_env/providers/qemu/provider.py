@@ -153,6 +153,10 @@ class QemuProvider(Provider):
         ready_timeout_s: how long to wait for the in-VM server after a restore.
     """
 
+    images = True
+    warm_states = True
+
+
     def __init__(self, image: ImageInfo | str | None = None, path_to_vm: str | None = None,
                  cache_dir: Path | None = None, accel: str = "auto", screen_size: tuple[int, int] | None = None,
                  allow_internet: bool = False, detached: bool = False, vm_id: str | None = None,
