@@ -67,7 +67,7 @@ BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
         "desktop_env.configs.dispatch",
         "desktop_env.evaluators.dispatch",
     ),
-    "agent": ("desktop_env.agents.simple", "desktop_env.agents.human"),
+    "agent": ("desktop_env.agents.simple", "desktop_env.agents.human", "desktop_env.agents.kinds"),
     "provider": ("desktop_env.providers.qemu.provider", "desktop_env.providers.libvirt"),
 }
 
@@ -246,6 +246,8 @@ EVAL_DISPATCH = Registry("evaluation func", skip=("task", "agent"))
 
 #: Agents by model name: ``agent_class(**options)`` (desktop_env.agents.register_agent).
 AGENTS = Registry("agent", group="agent")
+#: How a model that is no built-in agent is driven (``--agent`` kinds): ``factory(model, **options)``.
+AGENT_KINDS = Registry("agent kind", group="agent")
 #: VM providers by name: ``provider_class(**options)`` (desktop_env.providers.base.register_provider).
 PROVIDERS = Registry("provider", group="provider")
 

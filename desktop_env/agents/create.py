@@ -6,16 +6,12 @@ from typing import Any
 
 from desktop_env.agents.base import Agent
 from desktop_env.errors import DesktopEnvError
-from desktop_env.registry import AGENTS
+from desktop_env.registry import AGENT_KINDS as KINDS, AGENTS
 
 
 def builtin_agents() -> list[str]:
     """The names of the registered agents that need no model API."""
     return AGENTS.names()
-
-
-#: How a model is driven (``--agent``): prompted for pyautogui code, or through its vendor's computer tool.
-AGENT_KINDS = ("prompted", "computer-use", "openai-computer-use", "ui-tars", "qwen-vl")
 
 
 def create_agent(model: str, agent: str = "prompted", **options: Any) -> Agent:
@@ -39,8 +35,8 @@ def create_agent(model: str, agent: str = "prompted", **options: Any) -> Agent:
     if is_plugin(agent):  # the user's own class: docs/agents.md, "Your own agent"
         return create_plugin_agent(agent, model, **options)
     names = builtin_agents()
-    if agent not in AGENT_KINDS:
-        raise DesktopEnvError(f"unknown agent kind {agent!r} (known: {', '.join(AGENT_KINDS)}, or a plug-in "
+    if agent not in KINDS:
+        raise DesktopEnvError(f"unknown agent kind {agent!r} (known: {', '.join(KINDS.names())}, or a plug-in "
                               "as package.module:ClassName)")
     if model in AGENTS:
         return AGENTS[model](**options)
@@ -48,18 +44,4 @@ def create_agent(model: str, agent: str = "prompted", **options: Any) -> Agent:
     if close:
         raise DesktopEnvError(f"unknown model {model!r}: not a built-in agent ({', '.join(names)}); "
                               f"did you mean {close[0]!r}?")
-    if agent in ("ui-tars", "qwen-vl"):
-        from desktop_env.agents.grounding import GroundingAgent
-
-        return GroundingAgent(model, grammar=agent, **options)
-    if agent == "openai-computer-use":
-        from desktop_env.agents.openai_computer import OpenAIComputerAgent
-
-        return OpenAIComputerAgent(model, **options)
-    if agent == "computer-use":
-        from desktop_env.agents.computer_use import ComputerUseAgent
-
-        return ComputerUseAgent(model, **options)
-    from desktop_env.agents.llm import LLMAgent
-
-    return LLMAgent(model, **options)
+    return KINDS[agent](model, **options)

@@ -215,7 +215,7 @@ def _check_provider_and_result_dir(p: argparse.ArgumentParser, args: argparse.Na
 def _check_agent(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """``--agent``: a kind of the built-in model clients, or a plug-in class that imports; a plug-in's run is
     named after its class unless ``--model`` names it."""
-    from desktop_env.agents.create import AGENT_KINDS
+    from desktop_env.registry import AGENT_KINDS
     from desktop_env.agents.plugins import is_plugin, load_agent_class
     from desktop_env.errors import DesktopEnvError
 
@@ -228,7 +228,7 @@ def _check_agent(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
             name = getattr(cls, "name", "")
             args.model = name if isinstance(name, str) and name else cls.__name__
     elif args.agent not in AGENT_KINDS:
-        p.error(f"--agent {args.agent!r}: not a kind ({', '.join(AGENT_KINDS)}) nor a plug-in; give your own "
+        p.error(f"--agent {args.agent!r}: not a kind ({', '.join(AGENT_KINDS.names())}) nor a plug-in; give your own "
                 "agent class as package.module:ClassName")
     if args.model is None:
         args.model = "oracle"

@@ -108,7 +108,7 @@ def test_a_plugin_that_cannot_load_is_named(plugin_module, spec, message):
 
 def test_run_py_refuses_a_bad_agent_before_anything_is_written(tmp_path):
     for spec, message in [("no_such_module_xyz:Agent", "does not import"),
-                          ("prompt", "not a kind (prompted, computer-use")]:
+                          ("prompt", "not a kind (computer-use, openai-computer-use, prompted, qwen-vl, ui-tars)")]:
         out = subprocess.run([sys.executable, "run.py", "--agent", spec, "--result_dir", str(tmp_path / "r")],
                              cwd=ROOT, capture_output=True, text=True, timeout=120)
         assert out.returncode == 2 and message in out.stderr, out.stderr
