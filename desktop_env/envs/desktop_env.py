@@ -186,7 +186,7 @@ class DesktopEnv(gym.Env):
         from desktop_env.envs.warm import check_without_warm_states, state_for_task
 
         image = getattr(self.provider, "image", None)
-        if image is None or not self.provider.supports_warm_states:
+        if image is None or not self.provider.warm_states:
             check_without_warm_states([self.task], self.provider.name)
             log.warning("task %s names the snapshot %r; the %s provider has no warm states: starting from init_state",
                         self.task.id, self.task.snapshot, self.provider.name)

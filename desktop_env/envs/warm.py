@@ -93,7 +93,7 @@ def ensure_state(provider, name: str, recipe: StateRecipe | None = None, force: 
     """
     image = provider.image
     recipe = recipe or recipe_for(image, name)
-    if not provider.supports_warm_states:
+    if not provider.warm_states:
         raise SnapshotError(f"the {provider.name} provider cannot build or restore warm states (only the qemu "
                             f"provider can); state {name!r} is not available there")
     if not force:

@@ -215,9 +215,9 @@ def _check_provider_and_result_dir(p: argparse.ArgumentParser, args: argparse.Na
 def _check_agent(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """``--agent``: a kind of the built-in model clients, or a plug-in class that imports; a plug-in's run is
     named after its class unless ``--model`` names it."""
-    from desktop_env.registry import AGENT_KINDS
     from desktop_env.agents.plugins import is_plugin, load_agent_class
     from desktop_env.errors import DesktopEnvError
+    from desktop_env.registry import AGENT_KINDS
 
     if is_plugin(args.agent):
         try:

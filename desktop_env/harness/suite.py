@@ -125,7 +125,7 @@ def run_suite(args, report: Report = _log_report) -> RunOutcome:
 
 def prepare_warm_states(args, todo: list[dict], report: Report) -> dict:
     """Build, before the first episode, the warm states the ``todo`` tasks restore (one VM, one state
-    at a time; a current state is reused). Returns ``{state: {"tasks", "reused", "build_s"}}`` for the
+    at a time; a current state is reused): each task's own, or ``--snapshot_name`` for all of them. Returns ``{state: {"tasks", "reused", "build_s"}}`` for the
     manifest.
 
     Raises:
@@ -133,13 +133,19 @@ def prepare_warm_states(args, todo: list[dict], report: Report) -> dict:
             (said at plan time, before any episode), or a state's build failed.
     """
     tasks = [job["task"] for job in todo if job.get("task") is not None]
-    if not any(t.warm_state for t in tasks):
+    override = getattr(args, "snapshot_name", None) if getattr(args, "snapshot_name", None) != "init_state" else None
+    if not tasks or not (override or any(t.warm_state for t in tasks)):
         return {}
     from desktop_env.envs.warm import build_missing_states, check_without_warm_states, states_needed
-
+    from desktop_env.errors import DesktopEnvError
     from desktop_env.registry import PROVIDERS
 
-    if not PROVIDERS[args.provider_name].warm_states:
+    if override:  # --snapshot_name: every task starts from that state, whatever its own snapshot
+        if not PROVIDERS[args.provider_name].warm_states:
+            raise DesktopEnvError(f"--snapshot_name {override}: the {args.provider_name} provider has no warm "
+                                  "states")
+        used, missing = {override: len(tasks)}, {}
+    elif not PROVIDERS[args.provider_name].warm_states:
         named = check_without_warm_states(tasks, args.provider_name)
         report(f"{len(named)} tasks name a snapshot the {args.provider_name} provider has no warm states for: "
                "they start from init_state")
@@ -148,7 +154,8 @@ def prepare_warm_states(args, todo: list[dict], report: Report) -> dict:
 
     cache = Path(args.cache_dir) if args.cache_dir else None
     image = resolve(args.path_to_vm or "base", cache)
-    used, missing = states_needed(tasks, image)
+    if not override:
+        used, missing = states_needed(tasks, image)
     for name, n in sorted(missing.items()):
         report(f"{n} tasks name the snapshot {name!r}, which image {image.name} has no warm state of: they start "
                "from init_state")

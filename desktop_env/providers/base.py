@@ -41,7 +41,7 @@ class Provider(abc.ABC):
     #: Capabilities the harness asks for instead of testing the provider's name:
     #: ``images``: it runs the images this project builds (``--path_to_vm`` names one in the local cache), so a
     #: run's manifest records the image's identity; ``warm_states``: it restores (and builds) the images' warm
-    #: states (:meth:`restore_state`, :meth:`build_states`).
+    #: states (:meth:`restore_state` and :meth:`capture_state` work).
     images: bool = False
     warm_states: bool = False
 
@@ -83,11 +83,6 @@ class Provider(abc.ABC):
         from desktop_env.errors import SnapshotError
 
         raise SnapshotError(f"the {self.name} provider cannot save warm states (only the qemu provider can)")
-
-    @property
-    def supports_warm_states(self) -> bool:
-        """Whether :meth:`restore_state` and :meth:`capture_state` work with this provider."""
-        return False
 
     @abc.abstractmethod
     def screenshot(self) -> bytes | None:

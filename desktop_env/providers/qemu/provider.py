@@ -327,10 +327,6 @@ class QemuProvider(Provider):
         return elapsed
 
     # -- warm states ----------------------------------------------------------------
-    @property
-    def supports_warm_states(self) -> bool:
-        return True
-
     def restore_state(self, state: "WarmState") -> float:
         """Restore a built warm state of this VM's image on a fresh overlay (nothing of the
         previous episode stays); returns the seconds until the server answered."""
