@@ -228,6 +228,27 @@ def test_a_run_on_a_provider_without_warm_states_fails_at_plan_time(tmp_path):
     assert "start from init_state" in lines[-1]
 
 
+def test_snapshot_name_makes_every_task_start_from_that_state(tmp_path, monkeypatch):
+    """run.py --snapshot_name S: S is built before the first episode for all the tasks, whatever their own."""
+    import desktop_env.envs.warm as warm
+    import desktop_env.image.current as current
+    from desktop_env.harness.suite import prepare_warm_states
+
+    image = _image(tmp_path)
+    built = []
+    monkeypatch.setattr(current, "resolve", lambda ref, cache=None: image)
+    monkeypatch.setattr(warm, "build_missing_states", lambda img, names, report, **kw: (
+        built.append((img, names, kw["provider_name"])) or {n: {"reused": True, "build_s": 0.0} for n in names}))
+    jobs = [{"task": _task("chromium")}, {"task": _task("init_state")}, {"task": _task("data:superset")}]
+    args = Namespace(provider_name="qemu", cache_dir=str(tmp_path), path_to_vm="base", snapshot_name="citest")
+    lines = []
+    assert prepare_warm_states(args, jobs, lambda line, error=False: lines.append(line)) == {
+        "citest": {"tasks": 3, "reused": True, "build_s": 0.0}}
+    assert built == [(image, ["citest"], "qemu")] and "citest (3 tasks)" in lines[-1]
+    with pytest.raises(DesktopEnvError, match="--snapshot_name citest: the libvirt provider has no warm states"):
+        prepare_warm_states(Namespace(**{**vars(args), "provider_name": "libvirt"}), jobs, lines.append)
+
+
 def test_a_profile_state_task_runs_on_its_profile_image_only():
     from desktop_env.harness.jobs import split_by_image
 
