@@ -30,6 +30,8 @@ def _name(requirement: str) -> str:
 def test_pyproject_declares_each_extra_with_its_modules_and_the_core_needs_none():
     project = PYPROJECT["project"]
     assert project["name"] == extras.DISTRIBUTION and project["requires-python"] == ">=3.11"
+    assert project["license"] == {"text": "Apache-2.0"}  # the license of the public suites whose format we read
+    assert (ROOT / "LICENSE").read_text().lstrip().startswith("Apache License\n")
     optional = project["optional-dependencies"]
     for extra, modules in extras.EXTRA_MODULES.items():
         assert sorted(PACKAGE_MODULE[_name(r)] for r in optional[extra]) == sorted(modules), extra
