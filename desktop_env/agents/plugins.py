@@ -122,7 +122,10 @@ class ForeignAgent(Agent):
                         if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         except (TypeError, ValueError):
             required = []
-        reset(log) if required else reset()
+        if required:
+            reset(log)  # the public runners pass their logger
+        else:
+            reset()
 
     def predict(self, instruction: str, obs: dict) -> tuple[str, list]:
         self.last_turn = TurnInfo()
