@@ -133,7 +133,9 @@ def prepare_warm_states(args, todo: list[dict], report: Report) -> dict:
             (said at plan time, before any episode), or a state's build failed.
     """
     tasks = [job["task"] for job in todo if job.get("task") is not None]
-    override = getattr(args, "snapshot_name", None) if getattr(args, "snapshot_name", None) != "init_state" else None
+    override = getattr(args, "snapshot_name", None)
+    if override == "init_state":  # the default snapshot: each task's own state decides
+        override = None
     if not tasks or not (override or any(t.warm_state for t in tasks)):
         return {}
     from desktop_env.envs.warm import build_missing_states, check_without_warm_states, states_needed
