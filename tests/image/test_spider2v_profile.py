@@ -3,6 +3,7 @@ shell function and the venv-based command) and `gnome-terminal` (on xfce4-termin
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -61,6 +62,31 @@ def test_what_cannot_work_offline_says_so(conda_root):
     assert "'frobnicate' is not supported" in out.stderr and "rc=2" in out.stdout
 
 
+def fake_terminal(tmp_path: Path, sleep_s: int = 0) -> Path:
+    """A stand-in xfce4-terminal that writes its arguments, one per line, to args.txt, then stays up sleep_s."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "xfce4-terminal").write_text(f"#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > "
+                                         f"{tmp_path}/args.txt.part\nmv {tmp_path}/args.txt.part {tmp_path}/args.txt\n"
+                                         f"sleep {sleep_s}\n")
+    (fake / "xfce4-terminal").chmod(0o755)
+    return fake
+
+
+def run_wrapper(tmp_path: Path, fake: Path, argv: list[str]) -> subprocess.CompletedProcess:
+    """The wrapper run as a setup script runs it: its output piped, read until every writer has closed it."""
+    return subprocess.run(["sh", str(FILES / "usr/local/bin/gnome-terminal"), *argv], capture_output=True,
+                          text=True, env={**os.environ, "PATH": f"{fake}:/usr/bin:/bin"}, timeout=30)
+
+
+def written_args(tmp_path: Path) -> list[str]:
+    for _ in range(100):
+        if (tmp_path / "args.txt").exists():
+            return (tmp_path / "args.txt").read_text().splitlines()
+        time.sleep(0.1)
+    raise AssertionError("the stand-in terminal never started")
+
+
 @pytest.mark.parametrize("argv,want", [
     (["--maximize", "--working-directory=/home/user/projects/jaffle_shop"],
      ["--maximize", "--working-directory=/home/user/projects/jaffle_shop"]),
@@ -69,11 +95,28 @@ def test_what_cannot_work_offline_says_so(conda_root):
     (["--tab", "-e", "htop"], ["--command=htop"]),
 ])
 def test_gnome_terminal_flags_become_xfce4_terminal_s(tmp_path, argv, want):
-    fake = tmp_path / "bin"
-    fake.mkdir()
-    (fake / "xfce4-terminal").write_text("#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done\n")
-    (fake / "xfce4-terminal").chmod(0o755)
-    out = subprocess.run(["sh", str(FILES / "usr/local/bin/gnome-terminal"), *argv], capture_output=True,
-                         text=True, env={**os.environ, "PATH": f"{fake}:/usr/bin:/bin"}, timeout=30)
+    out = run_wrapper(tmp_path, fake_terminal(tmp_path), argv)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines() == want
+    assert written_args(tmp_path) == want
+
+
+def test_gnome_terminal_returns_at_once_and_leaves_the_terminal_open(tmp_path):
+    """The suite's init.sh scripts end on `gnome-terminal ...`: as with GNOME's client, the script must end there
+    while the window stays (xfce4-terminal's first instance would hold the script, and its output pipe, open)."""
+    started = time.monotonic()
+    out = run_wrapper(tmp_path, fake_terminal(tmp_path, sleep_s=20), ["--maximize", "--working-directory=/tmp"])
+    assert out.returncode == 0, out.stderr
+    assert time.monotonic() - started < 10
+    assert written_args(tmp_path) == ["--maximize", "--working-directory=/tmp"]
+    fake = str(tmp_path / "bin/xfce4-terminal")
+    still_up = subprocess.run(["pgrep", "-f", fake], capture_output=True, text=True)
+    subprocess.run(["pkill", "-f", fake], check=False)
+    assert still_up.returncode == 0, "the terminal did not outlive the wrapper"
+
+
+def test_gnome_terminal_wait_returns_when_the_terminal_exits(tmp_path):
+    started = time.monotonic()
+    out = run_wrapper(tmp_path, fake_terminal(tmp_path, sleep_s=3), ["--wait", "--", "true"])
+    assert out.returncode == 0, out.stderr
+    assert time.monotonic() - started >= 3
+    assert written_args(tmp_path) == ["--disable-server", "-x", "true"]
