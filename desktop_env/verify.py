@@ -27,6 +27,7 @@ proven (or infeasible ok).
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 import logging
@@ -315,9 +316,8 @@ def run_model(model: str, suite: Path, result_dir: Path, num_envs: int = 1, path
     if cache_dir:
         argv += ["--cache_dir", cache_dir]
     argv += list(extra_args or [])
-    args = parse_args(argv)
+    args = dataclasses.replace(parse_args(argv), worker_log=result_dir / "run.log")
     result_dir.mkdir(parents=True, exist_ok=True)
-    args.worker_log = str(result_dir / "run.log")
     log.info("running %s over %s into %s", model, suite, result_dir)
     with open(result_dir / "run.log", "a") as out:
         def report(line: str, error: bool = False) -> None:

@@ -74,8 +74,7 @@ def write_manifest(folder: Path, args, image: dict, started: str, finished: str 
             previous = old.get("previous_runs", [])
     except (OSError, ValueError):
         pass
-    params = {k: v for k, v in vars(args).items() if k != "model_screen_size"}
-    manifest = {"model": args.model, "git": git_state(), "image": image, "parameters": params,
+    manifest = {"model": args.model, "git": git_state(), "image": image, "parameters": args.to_json(),
                 "prompt_version": PROMPT_VERSION, "argv": sys.argv, "python": sys.version.split()[0],
                 "started": started, "finished": finished, "interrupted": interrupted, "previous_runs": previous}
     path.parent.mkdir(parents=True, exist_ok=True)
