@@ -1,12 +1,33 @@
-"""RunConfig without a VM: a config made in Python equals the one run.py's flags give, is checked with the flags'
-messages, and crosses a process boundary unchanged."""
+"""RunConfig and Job without a VM: a config made in Python runs the same plan as run.py's flags, is checked with
+the flags' messages, and a job crosses a process boundary unchanged."""
 import dataclasses
 import pickle
+from pathlib import Path
 
 import pytest
 
 from desktop_env.harness.config import RunConfig, RunConfigError
+from desktop_env.harness.jobs import Job, plan_jobs
 from desktop_env.harness.options import parse_args
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "evaluation_examples"
+SMOKE = EXAMPLES / "test_smoke.json"
+
+
+def test_a_config_made_in_python_plans_the_jobs_its_flags_plan(tmp_path):
+    made = RunConfig(model="noop", test_all_meta_path=SMOKE, test_config_base_dir=EXAMPLES,
+                     result_dir=tmp_path / "results", path_to_vm="base", num_envs=2, trials=2)
+    parsed = parse_args(["--model", "noop", "--test_all_meta_path", str(SMOKE), "--test_config_base_dir",
+                         str(EXAMPLES), "--result_dir", str(tmp_path / "results"), "--path_to_vm", "base",
+                         "--num_envs", "2", "--trials", "2"])
+    assert isinstance(parsed, RunConfig) and parsed == made
+    by_hand, by_flags = plan_jobs(made), plan_jobs(parsed)
+    assert by_hand.todo and by_hand.todo == by_flags.todo
+    assert {job.trial for job in by_hand.todo} == {1, 2}
+    assert all(isinstance(job, Job) and job.task is not None for job in by_hand.todo)
+    assert (by_hand.records, by_hand.excluded, by_hand.excluded_offline) == (by_flags.records, by_flags.excluded,
+                                                                             by_flags.excluded_offline)
 
 
 def test_the_defaults_are_run_py_s(tmp_path):
@@ -56,6 +77,11 @@ def test_time_scale_is_exported_for_the_workers(tmp_path, monkeypatch):
         RunConfig(result_dir=tmp_path, time_scale=0)
 
 
-def test_a_config_crosses_a_process_boundary_unchanged(tmp_path):
-    config = RunConfig(model="noop", result_dir=tmp_path, worker_log=tmp_path / "run.log")
+def test_a_job_and_its_config_cross_a_process_boundary_unchanged(tmp_path):
+    config = RunConfig(model="noop", test_all_meta_path=SMOKE, test_config_base_dir=EXAMPLES,
+                       result_dir=tmp_path, worker_log=tmp_path / "run.log")
+    job = plan_jobs(config).todo[0]
+    again = pickle.loads(pickle.dumps(job))
+    assert again == job and again.task.id == job.task.id and again.folder == job.folder
+    assert again.meta() == job.meta() and again.key == job.key
     assert pickle.loads(pickle.dumps(config)) == config
