@@ -22,9 +22,9 @@ def print_line(line: str, error: bool = False) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    configure_logging(args.log_level)
-    return run_suite(args, print_line).exit_code
+    config = parse_args(argv)
+    configure_logging(config.log_level)
+    return run_suite(config, print_line).exit_code
 
 
 if __name__ == "__main__":

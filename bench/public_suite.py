@@ -85,8 +85,8 @@ def main() -> int:
     if image is None:
         print(f"error: {line}", file=sys.stderr)
         return 2
-    from desktop_env.harness.layout import model_dir
-    from desktop_env.harness.options import parse_args
+    from desktop_env.harness.config import RunConfig, RunConfigError
+    from desktop_env.harness.jobs import model_folder
     from desktop_env.harness.status import read_status
     from desktop_env.harness.suite import run_suite
 
@@ -94,11 +94,14 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     index_file = out / "index.json"
     index_file.write_text(json.dumps(index, indent=1) + "\n")
-    run = parse_args(["--model", "noop", "--test_all_meta_path", str(index_file), "--test_config_base_dir",
-                      str(root), "--result_dir", str(out), "--path_to_vm", args.path_to_vm, "--num_envs",
-                      str(args.num_envs)])
+    try:
+        run = RunConfig(model="noop", test_all_meta_path=index_file, test_config_base_dir=root, result_dir=out,
+                        path_to_vm=args.path_to_vm, num_envs=args.num_envs)
+    except RunConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     outcome = run_suite(run, report=lambda text, error=False: print(text, flush=True))
-    folder = model_dir(out, run.action_space, run.observation_type, "noop")
+    folder = model_folder(run)
     print("\n| app | task | runs here | status | noop | failed setup step |\n|---|---|---|---|---|---|")
     counts = Counter()
     for (app, tid), text in sorted(said.items()):

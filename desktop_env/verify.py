@@ -34,8 +34,10 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Mapping
 
 from desktop_env.errors import TaskConfigError
+from desktop_env.harness.config import RunConfig, RunConfigError
 from desktop_env.harness.layout import RESULT_FILE, RUNTIME_LOG, STATUS_FILE, model_dir
 from desktop_env.tasks.solution import interface_of
 
@@ -292,33 +294,37 @@ def default_result_dir(suite: Path, cache_dir: str | None = None, image: str = "
     return cache(cache_dir) / "verify" / suite.stem / (image or "unnamed-image")
 
 
-def run_model(model: str, suite: Path, result_dir: Path, num_envs: int = 1, path_to_vm: str | None = None,
-              cache_dir: str | None = None, extra_args: list[str] | None = None,
-              examples_base: Path | None = None) -> int:
-    """Run ``model`` over ``suite`` into ``result_dir`` with the harness (as ``run.py --model MODEL`` would);
-    returns the run's exit status (run.py's).
+def run_config(model: str, suite: Path, result_dir: Path, num_envs: int = 1, path_to_vm: str | None = None,
+               cache_dir: str | None = None, settings: Mapping[str, Any] | None = None,
+               examples_base: Path | None = None) -> RunConfig:
+    """The settings of one verification run: ``model`` over ``suite`` into ``result_dir`` (as ``run.py --model
+    MODEL`` would run it), its workers logging to ``result_dir/run.log``.
 
-    The run's progress lines and its workers' logs go to ``result_dir/run.log``; progress lines also
-    go to this logger at INFO.
+    Args:
+        settings: more :class:`RunConfig` fields (e.g. ``{"task_timeout": 900}``).
+
+    Raises:
+        RunConfigError: a setting that cannot work.
+    """
+    return RunConfig(model=model, test_all_meta_path=suite, test_config_base_dir=examples_base or suite.parent,
+                     result_dir=result_dir, num_envs=num_envs, path_to_vm=path_to_vm, cache_dir=cache_dir,
+                     worker_log=result_dir / "run.log", **dict(settings or {}))
+
+
+def run_model(config: RunConfig) -> int:
+    """Run ``config`` with the harness; returns the run's exit status (run.py's).
+
+    The run's progress lines, and its workers' logs when ``config.worker_log`` is its ``run.log``, go to
+    ``config.result_dir/run.log``; progress lines also go to this logger at INFO.
 
     Raises:
         KeyboardInterrupt: the run was interrupted (Ctrl-C or SIGTERM); finished tasks are kept.
     """
-    from desktop_env.harness.options import parse_args
     from desktop_env.harness.suite import run_suite
 
-    argv = ["--model", model, "--test_all_meta_path", str(suite),
-            "--test_config_base_dir", str(examples_base or suite.parent),
-            "--result_dir", str(result_dir), "--num_envs", str(num_envs)]
-    if path_to_vm:
-        argv += ["--path_to_vm", path_to_vm]
-    if cache_dir:
-        argv += ["--cache_dir", cache_dir]
-    argv += list(extra_args or [])
-    args = parse_args(argv)
+    model, result_dir = config.model, config.result_dir
     result_dir.mkdir(parents=True, exist_ok=True)
-    args.worker_log = str(result_dir / "run.log")
-    log.info("running %s over %s into %s", model, suite, result_dir)
+    log.info("running %s over %s into %s", model, config.test_all_meta_path, result_dir)
     with open(result_dir / "run.log", "a") as out:
         def report(line: str, error: bool = False) -> None:
             out.write(line + "\n")
@@ -326,14 +332,14 @@ def run_model(model: str, suite: Path, result_dir: Path, num_envs: int = 1, path
             if error or not line.startswith(("started ", "\n")):  # the per-task starts and the summary: run.log only
                 log.log(logging.WARNING if error else logging.INFO, "%s: %s", model, line.strip()[:300])
 
-        outcome = run_suite(args, report)
+        outcome = run_suite(config, report)
     if outcome.exit_code == 130:
         raise KeyboardInterrupt(f"the {model} run was interrupted")
     return outcome.exit_code
 
 
 def verify(suite: str | os.PathLike, result_dir: str | os.PathLike | None = None, num_envs: int = 1,
-           path_to_vm: str | None = None, cache_dir: str | None = None, extra_args: list[str] | None = None,
+           path_to_vm: str | None = None, cache_dir: str | None = None, settings: Mapping[str, Any] | None = None,
            models: tuple[str, ...] = MODELS, examples_base: str | os.PathLike | None = None) -> VerifyTable:
     """Run the oracle and noop over ``suite`` (resuming what exists) and return the table.
 
@@ -343,7 +349,8 @@ def verify(suite: str | os.PathLike, result_dir: str | os.PathLike | None = None
             ``oracle_without_essential/`` (run.py result folders); default :func:`default_result_dir`.
         num_envs: VMs per run.
         path_to_vm: image name, profile or folder (default: newest ``base``).
-        extra_args: more run.py flags (e.g. ``["--task_timeout", "900"]``).
+        settings: more :class:`~desktop_env.harness.config.RunConfig` fields for every run (e.g.
+            ``{"task_timeout": 900}``).
         models: which runs to (re)start (the ablated run follows when any is started and the suite
             has ``cli+gui`` tasks); the table always reads them all.
         examples_base: the folder holding ``examples/`` (default: the suite's folder), for an index
@@ -351,6 +358,7 @@ def verify(suite: str | os.PathLike, result_dir: str | os.PathLike | None = None
 
     Raises:
         TaskConfigError: the suite does not load (checked before any VM starts).
+        RunConfigError: a setting of the runs cannot work (checked before any VM starts).
     """
     suite = Path(suite).resolve()
     if not suite.is_file():
@@ -360,15 +368,16 @@ def verify(suite: str | os.PathLike, result_dir: str | os.PathLike | None = None
     base = Path(result_dir).expanduser().resolve() if result_dir else default_result_dir(suite, cache_dir, image)
     dirs = {m: base / m for m in (*MODELS, ABLATED)}
     examples_base = Path(examples_base).resolve() if examples_base else suite.parent
-    collect(suite, dirs, examples_base / "examples")  # fail on a broken suite before booting anything
-    crashed = {}
     ablated_index = base / f"{ABLATED}.index.json"
+    # every run's settings are checked, as a broken suite is, before anything boots
+    configs = {m: run_config(m, ablated_index if m == ABLATED else suite, dirs[m], num_envs, path_to_vm, cache_dir,
+                             settings, examples_base) for m in dirs}
+    collect(suite, dirs, examples_base / "examples")
+    crashed = {}
     if models and cli_gui_index(suite, ablated_index, examples_base / "examples"):
         models = (*models, ABLATED)
     for model in models:
-        index = ablated_index if model == ABLATED else suite
-        rc = run_model(model, index, dirs[model], num_envs, path_to_vm, cache_dir, extra_args,
-                       examples_base=examples_base)
+        rc = run_model(configs[model])
         if rc != 0:
             log.warning("the %s run exited %d (details in %s)", model, rc, dirs[model] / "run.log")
             lines = (dirs[model] / "run.log").read_text(errors="replace").strip().splitlines()
@@ -405,16 +414,11 @@ def add_arguments(parser) -> None:
 
 def cmd_verify(args) -> int:
     """``tasks verify``: run both models, print the table, exit 0 only when every task is proven."""
-    if args.num_envs < 1:
-        print("error: --num_envs must be at least 1", file=sys.stderr)
-        return 2
-    extra = ["--task_timeout", str(args.task_timeout)] if args.task_timeout else []
-    if args.time_scale:
-        extra += ["--time_scale", str(args.time_scale)]
+    settings = {name: getattr(args, name) for name in ("task_timeout", "time_scale") if getattr(args, name)}
     try:
-        table = verify(args.suite, args.result_dir, args.num_envs, args.path_to_vm, args.cache_dir, extra,
+        table = verify(args.suite, args.result_dir, args.num_envs, args.path_to_vm, args.cache_dir, settings,
                        models=MODELS if args.run else ())
-    except TaskConfigError as exc:
+    except (TaskConfigError, RunConfigError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(table.to_text())

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from desktop_env.evaluators.evaluator import evaluate
-from desktop_env.harness.jobs import run_job
+from desktop_env.harness.jobs import Job, run_job
 from desktop_env.harness.options import parse_args
 from desktop_env.harness.summary import format_summary, summarize
 from desktop_env.session import SetupContext
@@ -62,8 +62,7 @@ class CrashingAgent:
 def job(tmp_path):
     path = tmp_path / "t-1.json"
     path.write_text(json.dumps(TASK))
-    return {"task_id": "t-1", "domain": "os", "trial": 1, "folder": str(tmp_path / "results/os/t-1"),
-            "path": str(path)}
+    return Job("os", "t-1", 1, path, tmp_path / "results/os/t-1")
 
 
 def args_for(tmp_path, *extra):
@@ -76,10 +75,10 @@ def test_an_exception_in_the_agent_s_code_is_agent_error_counted_as_a_failure(tm
     status = run_job(job, args, CrashingAgent(), [HostEnv(tmp_path / "cache")], None)
     assert status["status"] == "agent_error" and status["final"] and status["score"] == 0.0
     assert "predict raised KeyError" in status["error"] and "missing-key" in status["traceback"]
-    written = json.loads((Path(job["folder"]) / "status.json").read_text())
+    written = json.loads((job.folder / "status.json").read_text())
     assert written["status"] == "agent_error" and "KeyError" in written["traceback"]
-    assert (Path(job["folder"]) / "result.txt").read_text().strip() == "0.0"
-    summary = summarize(args, [{**job, **written}], [], 0)
+    assert (job.folder / "result.txt").read_text().strip() == "0.0"
+    summary = summarize(args, [{**job.meta(), **written}], [], 0)
     assert summary["overall"]["runs"] == 1 and summary["overall"]["success_rate"] == 0.0  # not left out
     assert summary["agent_errors"][0]["task_id"] == "t-1"
     assert "agent errors (counted as failures):" in format_summary(summary)
@@ -94,7 +93,7 @@ def test_a_wrong_answer_records_its_reason(tmp_path, job, monkeypatch):
         status = run_job(job, args_for(tmp_path), agent, [HostEnv(tmp_path / "cache")], None)
     assert status["status"] == "wrong_result"
     assert status["reason"]["kind"] == "value_mismatch" and "41" in status["reason"]["text"]
-    traj = [json.loads(x) for x in (Path(job["folder"]) / "traj.jsonl").read_text().splitlines()]
+    traj = [json.loads(x) for x in (job.folder / "traj.jsonl").read_text().splitlines()]
     assert traj[-1]["info"]["reason"] == status["reason"]
 
 
@@ -112,7 +111,7 @@ def test_model_api_failures_by_kind(tmp_path, job, monkeypatch, reply, outcome):
         agent = create_agent("gpt-test", base_url=api.openai_url, observation_type="a11y_tree", api_key_env="MY_KEY",
                              api_attempts=2, api_backoff_s=0.01)
         status = run_job(job, args, agent, [HostEnv(tmp_path / "cache")], None)
-    written = json.loads((Path(job["folder"]) / "status.json").read_text())
+    written = json.loads((job.folder / "status.json").read_text())
     assert "stop_run" not in written
     if outcome == "stop":  # no request will do: the run stops at once, naming the key's variable
         assert status["status"] == "infra_error" and not status["final"]

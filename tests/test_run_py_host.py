@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop_env.harness.jobs import job_folder, plan_jobs, run_job, split_by_image
+from desktop_env.harness.jobs import Job, job_folder, plan_jobs, run_job, split_by_image
 from desktop_env.harness.layout import write_json_atomic
 from desktop_env.harness.options import parse_args
 from desktop_env.harness.status import classify
@@ -65,18 +65,18 @@ def test_plan_resumes_final_statuses_and_retries_infra_errors(tmp_path):
     (excel_dir / "result.txt").write_text("1.0\n")  # a legacy folder: final
     plan = plan_jobs(args)
     todo, records, excluded = plan.todo, plan.records, plan.excluded
-    assert [(j["domain"], j["trial"]) for j in todo] == [("os", 1), ("jupyter", 1)]
-    assert todo[0]["task"].id == OS_TASK  # loaded once, in the plan; the worker does not load it again
+    assert [(j.domain, j.trial) for j in todo] == [("os", 1), ("jupyter", 1)]
+    assert todo[0].task.id == OS_TASK  # loaded once, in the plan; the worker does not load it again
     assert records[("excel", EXCEL_TASK, 1)]["status"] == "success" and records[("excel", EXCEL_TASK, 1)]["final"]
     assert records[("os", OS_TASK, 1)]["status"] == "infra_error" and excluded == 0
     write_json_atomic(os_dir / "status.json", {"status": "timeout", "final": True, "score": 0.0})
     todo = plan_jobs(args).todo
-    assert [j["domain"] for j in todo] == ["jupyter"]
+    assert [j.domain for j in todo] == ["jupyter"]
     # trials go to trial_<k> folders
     args3 = args_for(tmp_path, {"os": [OS_TASK]}, "--trials", "3")
     todo = plan_jobs(args3).todo
-    assert [Path(j["folder"]).name for j in todo] == ["trial_1", "trial_2", "trial_3"]
-    assert Path(todo[0]["folder"]).parent == os_dir
+    assert [j.folder.name for j in todo] == ["trial_1", "trial_2", "trial_3"]
+    assert todo[0].folder.parent == os_dir
 
 
 def test_missing_task_file_is_a_clear_error(tmp_path):
@@ -169,13 +169,18 @@ def test_human_needs_a_terminal(tmp_path):
 
 def test_tasks_for_another_image_profile_are_skipped_with_the_flag_to_use():
     # a task whose snapshot names another suite's snapshot (libreoffice_calc) needs no profile (TaskSpec.image_profile)
-    jobs = [{"task_id": "a", "image_profile": "data"}, {"task_id": "b", "image_profile": "base"},
-            {"task_id": "c", "image_profile": None}, {"task_id": "d", "image_profile": None}]
+    from desktop_env.tasks import TaskSpec
+
+    jobs = [Job("os", task_id, 1, Path("t.json"), Path(task_id), TaskSpec.from_json({
+        "id": task_id, "instruction": "x", "snapshot": snapshot, "evaluator": {"func": "infeasible"}}))
+        for task_id, snapshot in (("a", "data:superset"), ("b", "base:chromium"), ("c", "libreoffice_calc"),
+                                  ("d", "init_state"))]
+    assert [j.image_profile for j in jobs] == ["data", "base", None, None]
     runnable, skipped = split_by_image(jobs, {"name": "base-x", "profile": "base"})
-    assert [j["task_id"] for j in runnable] == ["b", "c", "d"]
+    assert [j.task_id for j in runnable] == ["b", "c", "d"]
     assert skipped == {"data": 1}
     runnable, skipped = split_by_image(jobs, {"name": "data-x", "profile": "data"})
-    assert [j["task_id"] for j in runnable] == ["a", "b", "c", "d"]  # data extends base
+    assert [j.task_id for j in runnable] == ["a", "b", "c", "d"]  # data extends base
     assert skipped == {}
     runnable, skipped = split_by_image(jobs, {"error": "no image"})
     assert len(runnable) == 4 and skipped == {}
@@ -222,8 +227,7 @@ def test_a_crashing_metric_is_an_evaluator_error_not_a_wrong_result(tmp_path):
             "evaluator": {"func": "test_run_py_crashing_metric", "result": {"type": "rule", "rules": "b"}}}))
         args = args_for(tmp_path, {"os": [OS_TASK]}, "--model", "noop")
         folder = tmp_path / "results/os" / OS_TASK
-        job = {"task_id": OS_TASK, "domain": "os", "trial": 1, "folder": str(folder),
-               "path": str(task_dir / f"{OS_TASK}.json")}
+        job = Job("os", OS_TASK, 1, task_dir / f"{OS_TASK}.json", folder)
         status = run_job(job, args, NoopAgent(), [_HostOnlyEnv(tmp_path / "cache")], None)
     finally:
         del METRICS.entries["test_run_py_crashing_metric"]
@@ -234,7 +238,7 @@ def test_a_crashing_metric_is_an_evaluator_error_not_a_wrong_result(tmp_path):
     assert written["status"] == "evaluator_error" and "KeyError" in written["traceback"]
     assert not (folder / "result.txt").exists()
     summary = summarize(args, [{**record("t", "success", 1.0), "final": True},
-                                      {**job, **written, "tags": []}], [], 0)
+                                      {**job.meta(), **written}], [], 0)
     assert summary["overall"]["success_rate"] == 1.0 and summary["overall"]["runs"] == 1
     assert summary["statuses"] == {"success": 1, "evaluator_error": 1}
     assert summary["evaluator_errors"][0]["task_id"] == OS_TASK
@@ -342,8 +346,7 @@ def test_a_task_error_mid_episode_records_the_steps_taken(tmp_path):
                       "expected": {"type": "rule", "rules": "b"}}}))
     args = args_for(tmp_path, {"os": [OS_TASK]}, "--model", "noop")
     folder = tmp_path / "results/os" / OS_TASK
-    job = {"task_id": OS_TASK, "domain": "os", "trial": 1, "folder": str(folder),
-           "path": str(task_dir / f"{OS_TASK}.json")}
+    job = Job("os", OS_TASK, 1, task_dir / f"{OS_TASK}.json", folder)
     agent = _ScriptedAgent([{"action_type": "WAIT"}, {"action_type": "WAIT"}, {"action_type": "WAIT"}])
     status = run_job(job, args, agent, [_FailingStepEnv(tmp_path / "cache")], None)
     assert status["status"] == "task_error" and "solution[2] gave up" in status["error"]
@@ -375,8 +378,7 @@ def test_a_failed_download_names_the_url_the_task_file_and_the_step(tmp_path):
         "evaluator": {"func": "exact_match", "result": {"type": "rule", "rules": "b"},
                       "expected": {"type": "rule", "rules": "b"}}}))
     args = args_for(tmp_path, {"os": [OS_TASK]}, "--model", "noop")
-    job = {"task_id": OS_TASK, "domain": "os", "trial": 1, "folder": str(tmp_path / "results/os" / OS_TASK),
-           "path": str(path)}
+    job = Job("os", OS_TASK, 1, path, tmp_path / "results/os" / OS_TASK)
     from desktop_env.agents.simple import NoopAgent
 
     status = run_job(job, args, NoopAgent(), [_SetupEnv(tmp_path / "cache")], None)
@@ -409,13 +411,17 @@ def test_jobs_left_in_the_queue_do_not_hold_the_process_at_exit(tmp_path):
     # workers that die before taking a job leave many jobs (each carries its task) in the queue's pipe;
     # the run must still end, and its process exit, at once
     script = f"""
-import sys, types
+import sys
+from pathlib import Path
 sys.path.insert(0, {str(ROOT)!r})
+from desktop_env.harness.config import RunConfig
+from desktop_env.harness.jobs import Job
 from desktop_env.harness.suite import _run_jobs
-todo = [{{"domain": "os", "task_id": str(i), "trial": 1, "folder": {str(tmp_path)!r} + "/" + str(i),
-          "task": {{"instruction": "x" * 20000}}}} for i in range(40)]
-args = types.SimpleNamespace(num_envs=1, trials=1, model="no-such-model", screen_width=None)
-_run_jobs(args, todo, {{}}, lambda msg, error=False: print(msg, flush=True))
+from desktop_env.tasks import TaskSpec
+task = TaskSpec.from_json({{"id": "t", "instruction": "x" * 20000, "evaluator": {{"func": "infeasible"}}}})
+todo = [Job("os", str(i), 1, Path("t.json"), Path({str(tmp_path)!r}) / str(i), task) for i in range(40)]
+config = RunConfig(model="no-such-model", result_dir={str(tmp_path / "results")!r})
+_run_jobs(config, todo, {{}}, lambda msg, error=False: print(msg, flush=True))
 print("run over", flush=True)
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
@@ -452,9 +458,9 @@ def test_tasks_that_cannot_run_offline_are_left_out_before_any_vm(tmp_path):
                            "--result_dir", str(results), *extra])
 
     plan = plan_jobs(args())
-    assert [j["domain"] for j in plan.todo] == ["os"] and plan.excluded_offline == {"docker": 1}
+    assert [j.domain for j in plan.todo] == ["os"] and plan.excluded_offline == {"docker": 1}
     plan = plan_jobs(args("--include_unrunnable"))
-    assert [j["domain"] for j in plan.todo] == ["superset", "os"] and plan.excluded_offline == {}
+    assert [j.domain for j in plan.todo] == ["superset", "os"] and plan.excluded_offline == {}
     done = results / "pyautogui/screenshot/noop/os" / ids["os"]  # the runnable task is done: no VM is needed
     done.mkdir(parents=True)
     (done / "status.json").write_text(json.dumps(record(ids["os"], "success", 1.0, domain="os")))

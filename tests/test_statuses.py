@@ -87,7 +87,7 @@ def test_planning_summary_and_report_give_each_folder_the_same_status(results, t
     assert reported == expected
     assert summary["statuses"] == dict(Counter(expected.values()))
     # what a rerun does follows from the same status: only the unscored, unfinished ones run again
-    rerun = {job["task_id"] for job in plan.todo}
+    rerun = {job.task_id for job in plan.todo}
     assert rerun == {"legacy-timeout", "legacy-bad-score"}
 
 

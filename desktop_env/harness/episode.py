@@ -15,6 +15,7 @@ import logging
 import time
 from pathlib import Path
 
+from desktop_env.harness.config import RunConfig
 from desktop_env.harness.gui_replay import run_gui_step
 from desktop_env.harness.layout import RECORDING_FILE, RESULT_FILE, TRAJECTORY_FILE, now_iso, write_atomic
 from desktop_env.harness.status import TaskTimeout, infra_errors
@@ -131,12 +132,12 @@ def task_instruction(task, verbose: bool = False) -> str:
     return task.instruction
 
 
-def run_episode(env, agent, task, args, folder: Path, deadline: float) -> dict:
+def run_episode(env, agent, task, config: RunConfig, folder: Path, deadline: float) -> dict:
     """Run one episode into ``folder`` (trajectory and screenshots); returns score, steps and how it ended.
 
     Args:
-        args: the run's options (``max_steps``, ``record``, ``sleep_after_execution``, ``task_timeout``,
-            ``rag``/``rag_topk``/``cache_dir``).
+        config: the run's settings (``max_steps``, ``record``, ``sleep_after_execution``, ``task_timeout``,
+            ``verbose_instruction``, ``rag``/``rag_topk``/``cache_dir``).
         deadline: ``time.monotonic()`` past which the attempt stops.
 
     Returns:
@@ -158,27 +159,27 @@ def run_episode(env, agent, task, args, folder: Path, deadline: float) -> dict:
         stale.unlink(missing_ok=True)
     obs, _info = env.reset(options={"task_config": task})
     call_agent("reset", agent.reset, task, env)
-    if args.record:
+    if config.record:
         env.start_recording(folder / RECORDING_FILE)
     stamp = lambda: datetime.datetime.now().strftime("%Y%m%d@%H%M%S%f")  # noqa: E731
     (folder / f"step_0_{stamp()}.png").write_bytes(env.screenshot_png())
     step, done, score, reason, postconfig_errors = 0, False, None, None, []
     last_type, last_parse_error = None, False
     replays_solution = bool(getattr(agent, "replays_solution", False))
-    max_steps = args.max_steps
+    max_steps = config.max_steps
     if replays_solution:  # the reference solution is replayed whole: --max_steps is the agents' budget
         max_steps = max(max_steps, len(getattr(agent, "actions", ())) + 1)
     if hasattr(env, "max_steps"):
         env.max_steps = max_steps
-    instruction = task_instruction(task, getattr(args, "verbose_instruction", False))
-    if getattr(args, "rag", False):
+    instruction = task_instruction(task, config.verbose_instruction)
+    if config.rag:
         from desktop_env.rag import augment_instruction, default_index_path
 
-        instruction = augment_instruction(instruction, args.rag_topk, default_index_path(args.cache_dir))
+        instruction = augment_instruction(instruction, config.rag_topk, default_index_path(config.cache_dir))
 
     def check_time():
         if time.monotonic() > deadline:
-            raise TaskTimeout(f"task attempt exceeded --task_timeout {args.task_timeout:g} s")
+            raise TaskTimeout(f"task attempt exceeded --task_timeout {config.task_timeout:g} s")
 
     with open(folder / TRAJECTORY_FILE, "w") as traj:
         def record(action, response, turn, first, reward, is_done, info, shot, parse_error=None):
@@ -213,8 +214,8 @@ def run_episode(env, agent, task, args, folder: Path, deadline: float) -> dict:
                     obs, reward, terminated, truncated, info = run_gui_step(env, action, deadline)
                 else:
                     obs, reward, terminated, truncated, info = env.step(action)
-                if args.sleep_after_execution:
-                    time.sleep(args.sleep_after_execution)
+                if config.sleep_after_execution:
+                    time.sleep(config.sleep_after_execution)
                 shot = f"step_{step}_{stamp()}.png"
                 (folder / shot).write_bytes(env.screenshot_png())
                 last_type = action_struct(action)["type"]
@@ -232,7 +233,7 @@ def run_episode(env, agent, task, args, folder: Path, deadline: float) -> dict:
                 check_time()
                 if step >= max_steps:
                     break
-    if args.record:
+    if config.record:
         try:
             env.end_recording()
         except Exception:  # a failed encoder must not cost the score

@@ -7,24 +7,75 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from desktop_env.harness.config import RunConfig
 from desktop_env.harness.episode import run_episode
 from desktop_env.harness.layout import (RESULT_FILE, STATUS_FILE, count_steps, model_dir, now_iso, task_dir,
                                         write_atomic, write_json_atomic)
 from desktop_env.harness.status import (HOST_ERRNOS, Status, TaskTimeout, UnreadableStatus, classify, infra_errors,
                                         read_status)
 
+if TYPE_CHECKING:
+    from desktop_env.tasks import TaskSpec
+
 log = logging.getLogger(__name__)
 
 
-def model_folder(args) -> Path:
-    """The run's model folder under ``args.result_dir``."""
-    return model_dir(args.result_dir, args.action_space, args.observation_type, args.model)
+def model_folder(config: RunConfig) -> Path:
+    """The run's model folder under ``config.result_dir``."""
+    return model_dir(config.result_dir, config.action_space, config.observation_type, config.model)
 
 
-def job_folder(args, domain: str, task_id: str, trial: int = 1) -> Path:
+def job_folder(config: RunConfig, domain: str, task_id: str, trial: int = 1) -> Path:
     """One (task, trial)'s result folder in this run."""
-    return task_dir(model_folder(args), domain, task_id, trial, args.trials)
+    return task_dir(model_folder(config), domain, task_id, trial, config.trials)
+
+
+@dataclass
+class Job:
+    """One unit of a run's work: one trial of one task, which a worker process takes from a queue (so plain,
+    picklable fields).
+
+    Attributes:
+        domain, task_id, trial: which task and which of its ``trials`` (from 1).
+        path: the task file.
+        folder: the trial's result folder.
+        task: the loaded task, None when its file did not load (the worker records that as task_error).
+    """
+
+    domain: str
+    task_id: str
+    trial: int
+    path: Path
+    folder: Path
+    task: TaskSpec | None = None
+
+    @property
+    def tags(self) -> list[str]:
+        """The task's tags ([] when it did not load)."""
+        return list(self.task.tags) if self.task is not None else []
+
+    @property
+    def related_apps(self) -> list[str]:
+        """The task's related apps ([] when it did not load)."""
+        return list(self.task.related_apps) if self.task is not None else []
+
+    @property
+    def image_profile(self) -> str | None:
+        """The image profile the task needs (``TaskSpec.image_profile``); None for any, or when it did not load."""
+        return self.task.image_profile if self.task is not None else None
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        """``(domain, task_id, trial)``: how a run's records are keyed."""
+        return self.domain, self.task_id, self.trial
+
+    def meta(self) -> dict:
+        """What a record of this job holds besides its status: domain, task_id, trial, tags, related_apps and
+        image_profile."""
+        return {"domain": self.domain, "task_id": self.task_id, "trial": self.trial, "tags": self.tags,
+                "related_apps": self.related_apps, "image_profile": self.image_profile}
 
 
 @dataclass
@@ -32,9 +83,9 @@ class Plan:
     """What a run must do.
 
     Attributes:
-        todo: jobs to run, each ``{domain, task_id, trial, path, folder, tags, related_apps, image_profile, task}``
-            (``task``: the loaded TaskSpec, absent when the file did not load).
-        records: known statuses by ``(domain, task_id, trial)`` (final ones are not run again).
+        todo: the jobs to run.
+        records: known statuses by ``(domain, task_id, trial)`` (final ones are not run again), each with the
+            job's :meth:`Job.meta`.
         excluded: tasks skipped because they need a cloud account (``exclude_account``).
         excluded_offline: tasks left out because something other than an account stops them from running
             offline here (:func:`desktop_env.tasks.offline.offline_blockers`), by the kind of their first
@@ -49,13 +100,13 @@ class Plan:
     needing_account: int = 0
 
 
-def plan_jobs(args) -> Plan:
-    """The jobs of ``args.test_all_meta_path`` this run still owes.
+def plan_jobs(config: RunConfig) -> Plan:
+    """The jobs of ``config.test_all_meta_path`` this run still owes.
 
     A (task, trial) with a final status (or a legacy non-empty result.txt) is not run again;
     one with ``infra_error`` or no status is. A task that cannot run offline here (Docker, the Astro CLI,
     a fetch from the internet...: :func:`desktop_env.tasks.offline.offline_blockers`) is left out unless
-    ``args.include_unrunnable``; one that needs a cloud account is governed by ``args.exclude_account``.
+    ``config.include_unrunnable``; one that needs a cloud account is governed by ``config.exclude_account``.
 
     Raises:
         TaskConfigError: the index is malformed or lists a task with no file.
@@ -64,30 +115,28 @@ def plan_jobs(args) -> Plan:
     from desktop_env.tasks import load_index, load_task, task_file_for
     from desktop_env.tasks.offline import ACCOUNT, offline_blockers
 
-    index = load_index(args.test_all_meta_path)
-    mirror = bool(getattr(args, "download_mirror", None))
-    examples = Path(args.test_config_base_dir) / "examples"
+    index = load_index(config.test_all_meta_path)
+    examples = config.test_config_base_dir / "examples"
     plan = Plan()
     for domain, ids in index.items():
-        if args.domain != "all" and domain != args.domain:
+        if config.domain != "all" and domain != config.domain:
             continue
         for task_id in ids:
             path = task_file_for(examples, domain, task_id)
             if path is None:
                 raise TaskConfigError(f"task {domain}/{task_id} has no file under {examples} (folder or flat "
-                                      "layout); fix the index or --test_config_base_dir", args.test_all_meta_path,
-                                      domain)
-            meta = {"tags": [], "related_apps": []}
+                                      "layout); fix the index or --test_config_base_dir",
+                                      str(config.test_all_meta_path), domain)
+            task = None
             try:
                 task = load_task(path)
-                meta = {"tags": list(task.tags), "related_apps": list(task.related_apps),
-                        "image_profile": task.image_profile, "task": task}
-                if args.exclude_account and task.needs_account:
+                if config.exclude_account and task.needs_account:
                     plan.excluded += 1
                     continue
-                if not getattr(args, "include_unrunnable", False):
+                if not config.include_unrunnable:
                     # an account is the user's to give (settings files), so it alone does not leave a task out
-                    blockers = [b for b in offline_blockers(task, mirror) if b.kind != ACCOUNT]
+                    blockers = [b for b in offline_blockers(task, config.download_mirror is not None)
+                                if b.kind != ACCOUNT]
                     if blockers:
                         kind = blockers[0].kind
                         plan.excluded_offline[kind] = plan.excluded_offline.get(kind, 0) + 1
@@ -96,25 +145,23 @@ def plan_jobs(args) -> Plan:
                     plan.needing_account += 1
             except TaskConfigError:
                 pass  # the worker records it as task_error
-            feasible = None if meta.get("task") is None else not meta["task"].infeasible
-            for trial in range(1, args.trials + 1):
-                folder = job_folder(args, domain, task_id, trial)
+            feasible = None if task is None else not task.infeasible
+            for trial in range(1, config.trials + 1):
+                job = Job(domain, task_id, trial, Path(path), job_folder(config, domain, task_id, trial), task)
                 try:
-                    status = read_status(folder, feasible)
+                    status = read_status(job.folder, feasible)
                 except UnreadableStatus as exc:
                     log.warning("%s: the task runs again", exc)
                     status = None
-                base = {"domain": domain, "task_id": task_id, "trial": trial, **meta}
                 if status is not None:
-                    plan.records[(domain, task_id, trial)] = {**{k: v for k, v in base.items() if k != "task"},
-                                                              **status, "trial": trial}
+                    plan.records[job.key] = {**job.meta(), **status, "trial": trial}
                 if status is not None and status.get("final"):
                     continue
-                plan.todo.append({**base, "path": str(path), "folder": str(folder)})
+                plan.todo.append(job)
     return plan
 
 
-def split_by_image(todo: list[dict], image: dict) -> tuple[list[dict], dict[str, int]]:
+def split_by_image(todo: list[Job], image: dict) -> tuple[list[Job], dict[str, int]]:
     """(jobs this image can run, {profile: number of jobs skipped because they need it}).
 
     A job whose task needs an image profile (``TaskSpec.image_profile``) needs that profile or one
@@ -128,7 +175,7 @@ def split_by_image(todo: list[dict], image: dict) -> tuple[list[dict], dict[str,
     provided = profiles_provided(profile)
     runnable, skipped = [], {}
     for job in todo:
-        need = job.get("image_profile")
+        need = job.image_profile
         if need and need not in provided:
             skipped[need] = skipped.get(need, 0) + 1
         else:
@@ -136,12 +183,12 @@ def split_by_image(todo: list[dict], image: dict) -> tuple[list[dict], dict[str,
     return runnable, skipped
 
 
-def run_job(job: dict, args, agent, env_box: list, new_env) -> dict:
+def run_job(job: Job, config: RunConfig, agent, env_box: list, new_env) -> dict:
     """One task (one trial) with retries; writes status.json (and result.txt when scored); returns the status.
 
     ``env_box[0]`` is the worker's environment, made with ``new_env()`` when missing and dropped
     (closed) after a failure that may have left the VM in a bad state. The attempt's time limit
-    is ``args.task_timeout``, enforced by SIGALRM (the worker turns it into :class:`TaskTimeout`).
+    is ``config.task_timeout``, enforced by SIGALRM (the worker turns it into :class:`TaskTimeout`).
     When the model API refuses the run's key for good, the returned status also holds ``stop_run``:
     the message the whole run stops with (not written to status.json; the task stays to be rerun).
     """
@@ -149,13 +196,13 @@ def run_job(job: dict, args, agent, env_box: list, new_env) -> dict:
     from desktop_env.errors import AgentError, EvaluatorError, TaskConfigError
     from desktop_env.tasks import load_task
 
-    folder = Path(job["folder"])
+    folder = job.folder
     folder.mkdir(parents=True, exist_ok=True)
-    status = {"task_id": job["task_id"], "domain": job["domain"], "model": args.model, "trial": job["trial"],
-              "action_space": args.action_space, "observation_type": args.observation_type,
+    status = {"task_id": job.task_id, "domain": job.domain, "model": config.model, "trial": job.trial,
+              "action_space": config.action_space, "observation_type": config.observation_type,
               "status": Status.INFRA_ERROR.value, "final": False, "score": None, "reason": None, "steps": 0,
               "duration_s": 0.0, "attempts": 0, "error": None, "started": now_iso(), "finished": None,
-              "tags": job.get("tags", []), "related_apps": job.get("related_apps", [])}
+              "tags": job.tags, "related_apps": job.related_apps}
     t0 = time.monotonic()
     infra = infra_errors()
 
@@ -175,18 +222,18 @@ def run_job(job: dict, args, agent, env_box: list, new_env) -> dict:
         status.update(status=outcome.value, final=outcome.final, steps=count_steps(folder), **fields)
 
     try:
-        task = job.get("task") or load_task(job["path"])  # a task that did not load in the plan raises here
+        task = job.task or load_task(job.path)  # a task that did not load in the plan raises here
         status["tags"], status["related_apps"] = list(task.tags), list(task.related_apps)
         feasible = not task.infeasible
-        for attempt in range(args.retries + 1):
+        for attempt in range(config.retries + 1):
             status["attempts"] = attempt + 1
             try:
                 if env_box[0] is None:
                     env_box[0] = new_env()
                     env_box[0].reset()  # boots the VM: not counted in the task's time
-                deadline = time.monotonic() + args.task_timeout
-                signal.setitimer(signal.ITIMER_REAL, args.task_timeout)
-                episode = run_episode(env_box[0], agent, task, args, folder, deadline)
+                deadline = time.monotonic() + config.task_timeout
+                signal.setitimer(signal.ITIMER_REAL, config.task_timeout)
+                episode = run_episode(env_box[0], agent, task, config, folder, deadline)
                 stop_alarm()
                 outcome = classify(episode["score"], episode["last_type"], episode["last_parse_error"], feasible)
                 status.update(score=episode["score"], reason=episode.get("reason"), steps=episode["steps"],
@@ -196,39 +243,39 @@ def run_job(job: dict, args, agent, env_box: list, new_env) -> dict:
                 break
             except TaskTimeout as exc:
                 ended(Status.TIMEOUT, score=0.0, error=str(exc))
-                log.error("task %s: %s", job["task_id"], exc)
+                log.error("task %s: %s", job.task_id, exc)
                 close_env()  # the VM may be mid-action: start the next task on a fresh one
                 break
             except AgentError as exc:
                 # the agent's own code raised: its failure, scored 0 and counted in the success rate
                 ended(Status.AGENT_ERROR, score=0.0, error=str(exc), traceback=exc.traceback_tail)
-                log.error("task %s: the agent failed:\n%s", job["task_id"], exc.traceback_tail)
+                log.error("task %s: the agent failed:\n%s", job.task_id, exc.traceback_tail)
                 break
             except TaskConfigError as exc:
                 ended(Status.TASK_ERROR, error=f"{type(exc).__name__}: {exc}")
-                log.error("task %s is broken: %s", job["task_id"], exc)
+                log.error("task %s is broken: %s", job.task_id, exc)
                 break
             except EvaluatorError as exc:
                 # a grader bug: no score, so it never looks like the agent's failure
                 ended(Status.EVALUATOR_ERROR, score=None, error=str(exc), traceback=exc.traceback_tail)
-                log.error("task %s: the evaluator failed (not scored): %s\n%s", job["task_id"], exc,
+                log.error("task %s: the evaluator failed (not scored): %s\n%s", job.task_id, exc,
                           exc.traceback_tail)
                 break
             except ModelAPIError as exc:
                 if exc.kind == REJECTED:  # this request's content or size: the agent's failure
                     ended(Status.AGENT_ERROR, score=0.0, error=f"the model API rejected the request: {exc}")
-                    log.error("task %s: the model API rejected the agent's request: %s", job["task_id"], exc)
+                    log.error("task %s: the model API rejected the agent's request: %s", job.task_id, exc)
                     break
                 ended(Status.INFRA_ERROR, score=None, error=f"{type(exc).__name__}: {exc}")
                 if exc.kind == REFUSED:  # no request will do: stop the whole run, rerun it once fixed
-                    status["stop_run"] = refused_message(args, exc)
-                    log.error("task %s: %s", job["task_id"], status["stop_run"])
+                    status["stop_run"] = refused_message(config, exc)
+                    log.error("task %s: %s", job.task_id, status["stop_run"])
                     break
-                log.error("task %s attempt %d: the model API failed after its retries: %s", job["task_id"],
+                log.error("task %s attempt %d: the model API failed after its retries: %s", job.task_id,
                           attempt + 1, exc)  # the VM is fine when only the model API failed
             except infra as exc:
                 ended(Status.INFRA_ERROR, score=None, error=f"{type(exc).__name__}: {exc}")
-                log.error("task %s attempt %d: infrastructure failure:\n%s", job["task_id"], attempt + 1,
+                log.error("task %s attempt %d: infrastructure failure:\n%s", job.task_id, attempt + 1,
                           traceback.format_exc())
                 close_env()
             except OSError as exc:
@@ -236,15 +283,15 @@ def run_job(job: dict, args, agent, env_box: list, new_env) -> dict:
                     raise
                 # The host's disk is full or read-only: not the task's fault; a rerun retries it.
                 ended(Status.INFRA_ERROR, score=None, error=f"host: {exc}")
-                log.error("task %s: host failure, not retried now: %s", job["task_id"], exc)
+                log.error("task %s: host failure, not retried now: %s", job.task_id, exc)
                 break
             except Exception as exc:  # a setup step or evaluator that cannot work: the task is broken
                 ended(Status.TASK_ERROR, error=_task_error_text(exc, task))
-                log.error("task %s failed:\n%s", job["task_id"], traceback.format_exc())
+                log.error("task %s failed:\n%s", job.task_id, traceback.format_exc())
                 break
     except TaskConfigError as exc:
         status.update(status=Status.TASK_ERROR.value, final=True, error=f"{type(exc).__name__}: {exc}")
-        log.error("task %s cannot run: %s", job["task_id"], exc)
+        log.error("task %s cannot run: %s", job.task_id, exc)
     except KeyboardInterrupt:
         stop_alarm()
         status.update(status=Status.INFRA_ERROR.value, final=False, score=None,
@@ -259,20 +306,20 @@ def run_job(job: dict, args, agent, env_box: list, new_env) -> dict:
             write_json_atomic(folder / STATUS_FILE, {k: v for k, v in status.items() if k != "stop_run"})
         except OSError as exc:  # e.g. the results disk is full: nothing half-written counts as done
             (folder / RESULT_FILE).unlink(missing_ok=True)
-            log.error("task %s: could not write its results in %s: %s", job["task_id"], folder, exc)
+            log.error("task %s: could not write its results in %s: %s", job.task_id, folder, exc)
             status.update(status=Status.INFRA_ERROR.value, final=False, score=None,
                           error=f"results not written: {exc}")
     return status
 
 
-def refused_message(args, exc) -> str:
+def refused_message(config, exc) -> str:
     """The one message a run stops with when the model API refuses its key, rights or model name."""
     from desktop_env.agents.llm import default_key_env
 
-    env_name = getattr(args, "api_key_env", None) or default_key_env(args.model)
+    env_name = config.api_key_env or default_key_env(config.model)
     return (f"the model API refused the run ({exc.status or 'no answer'}): {exc}. No task can run: check the key in "
             f"{env_name} (export {env_name}=...), or name another variable with --api_key_env, and that it may use "
-            f"the model {args.model!r}; then rerun the same command to resume")
+            f"the model {config.model!r}; then rerun the same command to resume")
 
 
 def _task_error_text(exc: Exception, task) -> str:

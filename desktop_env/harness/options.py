@@ -1,13 +1,13 @@
-"""run.py's options: the flags a run takes, checked, as one namespace the harness reads."""
+"""run.py's options: the flags a run takes, parsed into the :class:`~desktop_env.harness.config.RunConfig` the
+harness reads."""
 from __future__ import annotations
 
 import argparse
-import os
-from pathlib import Path
+
+from desktop_env.harness.config import (ACTION_SPACES, COORDS, GUEST_PASSWORD, LOG_LEVELS, OBSERVATION_TYPES,
+                                        TOOL_VERSIONS, RunConfig, RunConfigError)
 
 BUILTIN_HELP = "oracle, noop, random, human"
-#: The password of the images' desktop user ``user`` (set by the base profile's assemble.sh).
-GUEST_PASSWORD = "password"
 
 DESCRIPTION = """Run an agent over a task suite: `python run.py --model oracle --test_all_meta_path evaluation_examples/test_smoke.json`.
 
@@ -27,11 +27,11 @@ are retried. Ctrl-C or SIGTERM stops the VMs and keeps finished tasks.
 """
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    """Parse run.py's flags (``argv`` defaults to the command line); exits with a usage error on bad ones.
+def parse_args(argv: list[str] | None = None) -> RunConfig:
+    """Parse run.py's flags (``argv`` defaults to the command line) into a checked :class:`RunConfig`; exits
+    with a usage error on bad ones.
 
-    Sets ``model_screen_size`` from ``--model_screen``, and ``$DESKTOP_ENV_TIME_SCALE`` from ``--time_scale``
-    (workers inherit it).
+    Sets ``$DESKTOP_ENV_TIME_SCALE`` from ``--time_scale`` (workers inherit it).
     """
     p = argparse.ArgumentParser(prog="run.py", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     from desktop_env.cli_flags import add_version_flag
@@ -44,10 +44,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                                                    "(N: capacity, default from each host's CPUs and memory); a host "
                                                    "that fails leaves rotation and its tasks are retried elsewhere")
     env.add_argument("--headless", action="store_true", help="accepted for compatibility: VMs never open a window")
-    env.add_argument("--action_space", default="pyautogui", choices=["pyautogui", "computer_13"],
+    env.add_argument("--action_space", default="pyautogui", choices=ACTION_SPACES,
                      help="pyautogui code strings or computer_13 action dicts (default pyautogui)")
     env.add_argument("--observation_type", default="screenshot",
-                     choices=["screenshot", "a11y_tree", "screenshot_a11y_tree", "som"],
+                     choices=OBSERVATION_TYPES,
                      help="what a model sees: the screenshot, the accessibility tree (as a table), both, or "
                           "set-of-marks (numbered boxes from the tree drawn on the screenshot plus their table)")
     env.add_argument("--screen_width", type=int, default=None, help="must match the image (default: the image's)")
@@ -62,7 +62,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     env.add_argument("--client_password", default=GUEST_PASSWORD,
                      help=f"the guest user's password, as the public suites' scripts pass it; the images' user "
                           f"'user' has the password '{GUEST_PASSWORD}' (accepted when it matches)")
-    env.add_argument("--log_level", default="WARNING", type=str.upper, choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+    env.add_argument("--log_level", default="WARNING", type=str.upper, choices=LOG_LEVELS,
                      help="what the console shows besides one progress line per task (default WARNING); each "
                           "task's runtime.log keeps its INFO log (DEBUG with --log_level DEBUG)")
     env.add_argument("--record", action="store_true", help="record each task's screen into recording.mp4 "
@@ -79,10 +79,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                             "action grammar over an OpenAI-compatible --base_url; or your own agent class as "
                             "package.module:ClassName (or an installed desktop_env.agents entry point); "
                             "see docs/agents.md")
-    agent.add_argument("--coords", default=None, choices=("grid1000", "pixels"),
+    agent.add_argument("--coords", default=None, choices=COORDS,
                        help="with --agent ui-tars: points on a 0-1000 grid (default) or in pixels of the screenshot")
     agent.add_argument("--tool_version", default=None,
-                       choices=("computer_20251124", "computer_20250124", "computer_use_preview", "computer"),
+                       choices=TOOL_VERSIONS,
                        help="the computer tool: computer_20251124 (default, with zoom) or computer_20250124 with "
                             "--agent computer-use; computer_use_preview (default) or computer with "
                             "--agent openai-computer-use")
@@ -142,112 +142,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                             "sees (index: desktop-env docs build)")
     agent.add_argument("--rag_topk", type=int, default=3, help="chunks added with --rag (default 3)")
     args = p.parse_args(argv)
-    if (args.screen_width is None) != (args.screen_height is None):
-        p.error("give both --screen_width and --screen_height, or neither")
-    _check_agent(p, args)
-    _check_provider_and_result_dir(p, args)
-    _check_public_suite_flags(p, args)
-    if args.num_envs < 1:
-        p.error("--num_envs must be at least 1")
-    if args.trials < 1:
-        p.error("--trials must be at least 1")
-    if args.retries < 0:
-        p.error("--retries must be 0 or more")
-    if args.time_scale is not None:
-        if not args.time_scale > 0:
-            p.error("--time_scale must be above 0")
-        from desktop_env.limits import SCALE_ENV
-
-        os.environ[SCALE_ENV] = repr(args.time_scale)  # workers inherit it
-    anthropic_tools, openai_tools = ("computer_20251124", "computer_20250124"), ("computer_use_preview", "computer")
-    if args.coords and args.agent != "ui-tars":
-        p.error("--coords goes with --agent ui-tars")
-    if args.tool_version and args.agent in ("prompted", "ui-tars", "qwen-vl"):
-        p.error("--tool_version goes with --agent computer-use or openai-computer-use")
-    if args.tool_version in (openai_tools if args.agent == "computer-use" else anthropic_tools):
-        p.error(f"--tool_version {args.tool_version} is not a tool of --agent {args.agent} (its tools: "
-                f"{', '.join(anthropic_tools if args.agent == 'computer-use' else openai_tools)})")
-    if args.download_mirror is not None:
-        from desktop_env.configs.mirror import MANIFEST
-
-        if not (Path(args.download_mirror) / MANIFEST).is_file():
-            p.error(f"--download_mirror {args.download_mirror}: no {MANIFEST} there; fill the folder with "
-                    f"`desktop-env mirror {args.test_all_meta_path} --out {args.download_mirror}`")
-    from desktop_env.agents.parsing import parse_size
-
-    try:
-        args.model_screen_size = parse_size(args.model_screen)
-    except ValueError as exc:
-        p.error(f"--model_screen: {exc}")
-    if args.model == "human" and args.num_envs != 1:
-        p.error("--model human takes one task at a time: use --num_envs 1")
-    if args.rag_topk < 1:
-        p.error("--rag_topk must be at least 1")
-    if args.rag:
-        from desktop_env.rag import default_index_path
-
-        if not default_index_path(args.cache_dir).is_file():
-            p.error(f"--rag: no documentation index at {default_index_path(args.cache_dir)}; "
-                    "build it with: desktop-env docs build")
-    return args
-
-
-def _check_provider_and_result_dir(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Flags that would otherwise spoil the results folder, checked before any VM starts or any result is written:
-    an unknown ``--provider_name`` (each task would be recorded as a final task_error, so a rerun with the right
-    name would find nothing to do) and a ``--result_dir`` that is a file."""
-    import difflib
-
-    from desktop_env.registry import PROVIDERS
-
-    if args.provider_name not in PROVIDERS:
-        known = PROVIDERS.names()
-        close = difflib.get_close_matches(args.provider_name, known, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        p.error(f"--provider_name {args.provider_name!r} is not a provider here (known: {', '.join(known)}){hint}")
-    result_dir = Path(args.result_dir)
-    existing = next((q for q in (result_dir, *result_dir.parents) if q.exists()), None)
-    if existing is not None and not existing.is_dir():
-        p.error(f"--result_dir {args.result_dir}: {existing} is a file, not a folder; give a folder (it is created "
-                "if missing)")
-
-
-def _check_agent(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """``--agent``: a kind of the built-in model clients, or a plug-in class that imports; a plug-in's run is
-    named after its class unless ``--model`` names it."""
-    from desktop_env.agents.plugins import is_plugin, load_agent_class
-    from desktop_env.errors import DesktopEnvError
-    from desktop_env.registry import AGENT_KINDS
-
-    if is_plugin(args.agent):
-        try:
-            cls = load_agent_class(args.agent)
-        except DesktopEnvError as exc:
-            p.error(str(exc))
-        if args.model is None:
-            name = getattr(cls, "name", "")
-            args.model = name if isinstance(name, str) and name else cls.__name__
-    elif args.agent not in AGENT_KINDS:
-        p.error(f"--agent {args.agent!r}: not a kind ({', '.join(AGENT_KINDS.names())}) nor a plug-in; give your own "
-                "agent class as package.module:ClassName")
-    if args.model is None:
-        args.model = "oracle"
-
-
-def _check_public_suite_flags(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Flags the public suites' run scripts pass: taken when they mean something here, else refused with the
-    flag to use instead."""
     if args.stop_token is not None:
         p.error("--stop_token is not taken: the prompted agent reads its actions from the whole reply; bound the "
                 "reply with --max_tokens")
-    if args.client_password != GUEST_PASSWORD:
-        p.error(f"--client_password: the images' user 'user' has the password '{GUEST_PASSWORD}' (set when the "
-                "image is built); drop the flag or pass that one")
-    if args.snapshot_name not in (None, "init_state"):
-        from desktop_env.image.recipe import PROFILES_DIR, Recipe
-        from desktop_env.image.states import state_recipes
-
-        known = sorted({name for prof in Recipe.available(PROFILES_DIR) for name in state_recipes(prof)})
-        if args.snapshot_name not in known:
-            p.error(f"--snapshot_name {args.snapshot_name!r} is no snapshot of the images here (init_state, or a "
-                    f"warm state: {', '.join(known)})")
+    try:
+        config = RunConfig.from_namespace(args)
+    except RunConfigError as exc:
+        p.error(str(exc))
+    config.apply_time_scale()  # workers inherit it
+    return config

@@ -12,10 +12,10 @@ import queue
 import signal
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable
 
-from desktop_env.harness.jobs import model_folder, plan_jobs, split_by_image
+from desktop_env.harness.config import RunConfig
+from desktop_env.harness.jobs import Job, model_folder, plan_jobs, split_by_image
 from desktop_env.harness.layout import SUMMARY_FILE, now_iso, write_json_atomic
 from desktop_env.harness.status import UnreadableStatus, read_status
 from desktop_env.harness.summary import earlier_image, format_summary, image_key, image_state, summarize, write_manifest
@@ -45,20 +45,23 @@ def _log_report(line: str, error: bool = False) -> None:
     log.log(logging.ERROR if error else logging.INFO, "%s", line)
 
 
-def run_suite(args, report: Report = _log_report) -> RunOutcome:
-    """Run ``args.model`` over the suite ``args.test_all_meta_path`` into ``args.result_dir``; resumable.
+def run_suite(config: RunConfig, report: Report = _log_report) -> RunOutcome:
+    """Run ``config.model`` over the suite ``config.test_all_meta_path`` into ``config.result_dir``; resumable.
 
     Args:
-        args: run.py's options (``desktop_env.harness.options.parse_args``).
+        config: the run's settings (run.py's flags through :func:`desktop_env.harness.options.parse_args`, or
+            made directly); its ``time_scale``, when set, is exported to this process and its workers
+            (:meth:`RunConfig.apply_time_scale`).
         report: receives each progress line (default: this module's logger).
     """
     from desktop_env.agents import create_agent
     from desktop_env.errors import DesktopEnvError
 
     started = now_iso()
+    config.apply_time_scale()
     try:
-        create_agent(args.model, **agent_options(args)).close()
-        plan = plan_jobs(args)
+        create_agent(config.model, **agent_options(config)).close()
+        plan = plan_jobs(config)
     except DesktopEnvError as exc:
         report(f"error: {exc}", error=True)
         return RunOutcome(2)
@@ -71,16 +74,16 @@ def run_suite(args, report: Report = _log_report) -> RunOutcome:
 
         report(f"{sum(plan.excluded_offline.values())} tasks cannot run offline here and are left out "
                f"({counts_text(plan.excluded_offline)}); `desktop-env tasks check "
-               f"{args.test_all_meta_path}` gives each one's reasons, --include_unrunnable runs them anyway")
+               f"{config.test_all_meta_path}` gives each one's reasons, --include_unrunnable runs them anyway")
     todo, records = plan.todo, plan.records
     try:
-        image = image_state(args)
+        image = image_state(config)
     except DesktopEnvError as exc:
         if todo:
             report(f"error: {exc}", error=True)
             return RunOutcome(2)
         image = {"error": str(exc)}
-    folder = model_folder(args)
+    folder = model_folder(config)
     done = sum(1 for r in records.values() if r.get("final"))
     before = earlier_image(folder, image) if done else None
     if before:
@@ -95,7 +98,7 @@ def run_suite(args, report: Report = _log_report) -> RunOutcome:
                f"{image.get('name')!r} (profile {image.get('profile')!r}): skipped; run them with "
                f"--path_to_vm {need} (build it with `desktop-env image build --profile {need}`)")
     try:
-        warm = prepare_warm_states(args, todo, report)
+        warm = prepare_warm_states(config, todo, report)
     except DesktopEnvError as exc:
         report(f"error: {exc}", error=True)
         return RunOutcome(2)
@@ -106,16 +109,16 @@ def run_suite(args, report: Report = _log_report) -> RunOutcome:
     if plan.excluded_offline:
         skipped += f", {sum(plan.excluded_offline.values())} that cannot run offline left out"
     report(f"{total} tasks: {total - len(todo)} already done, {len(todo)} to run on "
-           f"{min(args.num_envs, len(todo)) or args.num_envs} environment(s){skipped}")
-    write_manifest(folder, args, image, started, None)
+           f"{min(config.num_envs, len(todo)) or config.num_envs} environment(s){skipped}")
+    write_manifest(folder, config, image, started, None)
 
     interrupted = False
     if todo:
-        interrupted = _run_jobs(args, todo, records, report)
-    not_run = [j for j in todo if (j["domain"], j["task_id"], j["trial"]) not in records]
-    summary = summarize(args, list(records.values()), not_run, plan.excluded, wrong_image, plan.excluded_offline)
+        interrupted = _run_jobs(config, todo, records, report)
+    not_run = [job for job in todo if job.key not in records]
+    summary = summarize(config, list(records.values()), not_run, plan.excluded, wrong_image, plan.excluded_offline)
     write_json_atomic(folder / SUMMARY_FILE, summary)
-    write_manifest(folder, args, image, started, now_iso(), interrupted)
+    write_manifest(folder, config, image, started, now_iso(), interrupted)
     report("\n" + format_summary(summary))
     if interrupted:
         return RunOutcome(130, summary)
@@ -123,7 +126,7 @@ def run_suite(args, report: Report = _log_report) -> RunOutcome:
     return RunOutcome(1 if failed else 0, summary)
 
 
-def prepare_warm_states(args, todo: list[dict], report: Report) -> dict:
+def prepare_warm_states(config: RunConfig, todo: list[Job], report: Report) -> dict:
     """Build, before the first episode, the warm states the ``todo`` tasks restore (one VM, one state
     at a time; a current state is reused): each task's own, or ``--snapshot_name`` for all of them. Returns ``{state: {"tasks", "reused", "build_s"}}`` for the
     manifest.
@@ -132,8 +135,8 @@ def prepare_warm_states(args, todo: list[dict], report: Report) -> dict:
         DesktopEnvError: tasks name a ``profile:state`` and the provider cannot restore warm states
             (said at plan time, before any episode), or a state's build failed.
     """
-    tasks = [job["task"] for job in todo if job.get("task") is not None]
-    override = getattr(args, "snapshot_name", None)
+    tasks = [job.task for job in todo if job.task is not None]
+    override = config.snapshot_name
     if override == "init_state":  # the default snapshot: each task's own state decides
         override = None
     if not tasks or not (override or any(t.warm_state for t in tasks)):
@@ -143,19 +146,18 @@ def prepare_warm_states(args, todo: list[dict], report: Report) -> dict:
     from desktop_env.registry import PROVIDERS
 
     if override:  # --snapshot_name: every task starts from that state, whatever its own snapshot
-        if not PROVIDERS[args.provider_name].warm_states:
-            raise DesktopEnvError(f"--snapshot_name {override}: the {args.provider_name} provider has no warm "
+        if not PROVIDERS[config.provider_name].warm_states:
+            raise DesktopEnvError(f"--snapshot_name {override}: the {config.provider_name} provider has no warm "
                                   "states")
         used, missing = {override: len(tasks)}, {}
-    elif not PROVIDERS[args.provider_name].warm_states:
-        named = check_without_warm_states(tasks, args.provider_name)
-        report(f"{len(named)} tasks name a snapshot the {args.provider_name} provider has no warm states for: "
+    elif not PROVIDERS[config.provider_name].warm_states:
+        named = check_without_warm_states(tasks, config.provider_name)
+        report(f"{len(named)} tasks name a snapshot the {config.provider_name} provider has no warm states for: "
                "they start from init_state")
         return {}
     from desktop_env.image.current import resolve
 
-    cache = Path(args.cache_dir) if args.cache_dir else None
-    image = resolve(args.path_to_vm or "base", cache)
+    image = resolve(config.path_to_vm or "base", config.cache_dir)
     if not override:
         used, missing = states_needed(tasks, image)
     for name, n in sorted(missing.items()):
@@ -165,19 +167,19 @@ def prepare_warm_states(args, todo: list[dict], report: Report) -> dict:
         return {}
     report(f"warm states these tasks start from: {', '.join(f'{k} ({v} tasks)' for k, v in sorted(used.items()))}; "
            "those not built yet are built before the first episode")
-    built = build_missing_states(image, sorted(used), report, cache_dir=cache, accel=getattr(args, "accel", "auto"),
-                                 provider_name=args.provider_name)
+    built = build_missing_states(image, sorted(used), report, cache_dir=config.cache_dir,
+                                 provider_name=config.provider_name)
     return {name: {"tasks": used[name], "reused": row["reused"], "build_s": row["build_s"]}
             for name, row in built.items()}
 
 
-def _run_jobs(args, todo: list[dict], records: dict, report: Report) -> bool:
-    """Run ``todo`` on ``args.num_envs`` workers, adding each status to ``records``; True when interrupted."""
+def _run_jobs(config: RunConfig, todo: list[Job], records: dict, report: Report) -> bool:
+    """Run ``todo`` on ``config.num_envs`` workers, adding each status to ``records``; True when interrupted."""
     ctx = multiprocessing.get_context("spawn")
     jobs, results = ctx.Queue(), ctx.Queue()
     for job in todo:
         jobs.put(job)
-    n = min(args.num_envs, len(todo))
+    n = min(config.num_envs, len(todo))
     for _ in range(n):
         jobs.put(None)
 
@@ -186,7 +188,7 @@ def _run_jobs(args, todo: list[dict], records: dict, report: Report) -> bool:
 
     interrupted = False
     old_term = signal.signal(signal.SIGTERM, on_term)
-    procs = [ctx.Process(target=worker, args=(args, jobs, results), daemon=False) for _ in range(n)]
+    procs = [ctx.Process(target=worker, args=(config, jobs, results), daemon=False) for _ in range(n)]
     for proc in procs:
         proc.start()
     t0, finished, wins = time.monotonic(), 0, 0
@@ -206,7 +208,7 @@ def _run_jobs(args, todo: list[dict], records: dict, report: Report) -> bool:
                 stop_workers(procs)
                 break
             if msg["event"] == "started":
-                trial = f" trial {msg['trial']}" if args.trials > 1 else ""
+                trial = f" trial {msg['trial']}" if config.trials > 1 else ""
                 report(f"started {msg['domain']}/{msg['task_id']}{trial}")
                 continue
             s = msg["status"]
@@ -216,7 +218,7 @@ def _run_jobs(args, todo: list[dict], records: dict, report: Report) -> bool:
             elapsed = time.monotonic() - t0
             eta = elapsed / finished * (len(todo) - finished)
             score = f"{s['score']:.2f}" if s["score"] is not None else "-"
-            trial = f" trial {s['trial']}" if args.trials > 1 else ""
+            trial = f" trial {s['trial']}" if config.trials > 1 else ""
             report(f"[{finished}/{len(todo)}] success {wins}/{finished} | ETA {eta / 60:.1f} min | "
                    f"{s['domain']}/{s['task_id']}{trial}: {s['status']} {score} ({s['duration_s']:.0f} s)"
                    + (f" {s['error'][:200]}" if s["error"] and s["status"] != "success" else ""))
@@ -240,11 +242,10 @@ def _run_jobs(args, todo: list[dict], records: dict, report: Report) -> bool:
     # statuses written by workers that were interrupted after the last message
     for job in todo:
         try:
-            status = read_status(Path(job["folder"]))
+            status = read_status(job.folder)
         except UnreadableStatus as exc:
             log.warning("%s", exc)
             continue
         if status is not None:
-            records[(job["domain"], job["task_id"], job["trial"])] = {**{k: v for k, v in job.items() if k != "task"},
-                                                                      **status}
+            records[job.key] = {**job.meta(), **status}
     return interrupted

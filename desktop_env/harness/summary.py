@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from desktop_env.harness.config import RunConfig
 from desktop_env.harness.layout import MANIFEST_FILE, now_iso, write_json_atomic
 from desktop_env.harness.status import STATUSES, Status
 
@@ -23,7 +24,7 @@ def git_state() -> dict:
     return {"commit": git("rev-parse", "HEAD") or None, "dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
 
 
-def image_state(args) -> dict:
+def image_state(config: RunConfig) -> dict:
     """The image the run uses (name, profile, hashes, screen); only the path for a provider without the
     ``images`` capability (its VMs are not this project's cached images).
 
@@ -32,11 +33,11 @@ def image_state(args) -> dict:
     """
     from desktop_env.registry import PROVIDERS
 
-    if not PROVIDERS[args.provider_name].images:
-        return {"path_to_vm": args.path_to_vm}
+    if not PROVIDERS[config.provider_name].images:
+        return {"path_to_vm": config.path_to_vm}
     from desktop_env.image.current import resolve
 
-    image = resolve(args.path_to_vm or "base", Path(args.cache_dir) if args.cache_dir else None)
+    image = resolve(config.path_to_vm or "base", config.cache_dir)
     meta = image.meta
     return {"name": image.name, "profile": meta.get("profile"), "assembly_hash": meta.get("assembly_hash"),
             "package_hash": meta.get("package_hash"), "created": meta.get("created"), "screen": list(image.screen)}
@@ -58,7 +59,7 @@ def earlier_image(folder: Path, image: dict) -> str | None:
     return before if before and now and before != now else None
 
 
-def write_manifest(folder: Path, args, image: dict, started: str, finished: str | None,
+def write_manifest(folder: Path, config: RunConfig, image: dict, started: str, finished: str | None,
                    interrupted: bool = False) -> Path:
     """Write ``manifest.json`` in the model ``folder``; earlier runs into the same folder are kept in
     ``previous_runs``."""
@@ -74,8 +75,7 @@ def write_manifest(folder: Path, args, image: dict, started: str, finished: str 
             previous = old.get("previous_runs", [])
     except (OSError, ValueError):
         pass
-    params = {k: v for k, v in vars(args).items() if k != "model_screen_size"}
-    manifest = {"model": args.model, "git": git_state(), "image": image, "parameters": params,
+    manifest = {"model": config.model, "git": git_state(), "image": image, "parameters": config.to_json(),
                 "prompt_version": PROMPT_VERSION, "argv": sys.argv, "python": sys.version.split()[0],
                 "started": started, "finished": finished, "interrupted": interrupted, "previous_runs": previous}
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -99,7 +99,7 @@ def group_stats(records: list[dict]) -> dict:
             "mean_steps": mean(steps), "mean_duration_s": mean(times)}
 
 
-def summarize(args, records: list[dict], not_run: list[dict], excluded: int,
+def summarize(config: RunConfig, records: list[dict], not_run: list, excluded: int,
               wrong_image: dict[str, int] | None = None, excluded_offline: dict[str, int] | None = None) -> dict:
     """summary.json's content over every planned (task, trial) of this suite; ``excluded`` tasks (needing an
     account), ``wrong_image`` ones ({profile: n}) and ``excluded_offline`` ones ({reason kind: n}) are counted
@@ -130,8 +130,8 @@ def summarize(args, records: list[dict], not_run: list[dict], excluded: int,
             kind = kind or f"{r['status']} (no reason recorded)"
             reasons[kind] = reasons.get(kind, 0) + 1
 
-    return {"model": args.model, "action_space": args.action_space, "observation_type": args.observation_type,
-            "trials": args.trials, "k": args.trials, "overall": group_stats(records),
+    return {"model": config.model, "action_space": config.action_space, "observation_type": config.observation_type,
+            "trials": config.trials, "k": config.trials, "overall": group_stats(records),
             "by_domain": {k: group_stats(v) for k, v in sorted(groups["domain"].items())},
             "by_category": {k: group_stats(v) for k, v in sorted(groups["category"].items())},
             "by_guidance": {k: group_stats(v) for k, v in sorted(groups["guidance"].items())},

@@ -10,8 +10,8 @@ import logging
 import os
 import signal
 import time
-from pathlib import Path
 
+from desktop_env.harness.config import RunConfig
 from desktop_env.harness.jobs import run_job
 from desktop_env.harness.layout import RUNTIME_LOG
 from desktop_env.harness.status import TaskTimeout
@@ -19,15 +19,15 @@ from desktop_env.harness.status import TaskTimeout
 log = logging.getLogger(__name__)
 
 
-def agent_options(args) -> dict:
-    """The keyword options ``create_agent`` gets from the run's options."""
-    return dict(action_space=args.action_space, observation_type=args.observation_type,
-                max_trajectory_length=args.max_trajectory_length, a11y_tree_max_tokens=args.a11y_tree_max_tokens,
-                temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens,
-                model_screen=args.model_screen_size, base_url=args.base_url, api_key_env=args.api_key_env,
-                seed=args.seed, agent=getattr(args, "agent", "prompted"),
-                **({"tool_version": args.tool_version} if getattr(args, "tool_version", None) else {}),
-                **({"coords": args.coords} if getattr(args, "coords", None) else {}))
+def agent_options(config: RunConfig) -> dict:
+    """The keyword options ``create_agent`` gets from the run's settings."""
+    return dict(action_space=config.action_space, observation_type=config.observation_type,
+                max_trajectory_length=config.max_trajectory_length, a11y_tree_max_tokens=config.a11y_tree_max_tokens,
+                temperature=config.temperature, top_p=config.top_p, max_tokens=config.max_tokens,
+                model_screen=config.model_screen_size, base_url=config.base_url, api_key_env=config.api_key_env,
+                seed=config.seed, agent=config.agent,
+                **({"tool_version": config.tool_version} if config.tool_version else {}),
+                **({"coords": config.coords} if config.coords else {}))
 
 
 LOG_FORMAT = "%(asctime)s %(name)s %(levelname)s %(message)s"
@@ -47,8 +47,9 @@ def configure_logging(level_name: str, log_file: str | None = None) -> None:
     root.addHandler(handler)
 
 
-def worker(args, jobs, results) -> None:
-    """One process, one environment: takes jobs until None; SIGTERM/SIGINT close the VM and exit.
+def worker(config: RunConfig, jobs, results) -> None:
+    """One process, one environment: takes jobs (:class:`~desktop_env.harness.jobs.Job`) until None; SIGTERM and
+    SIGINT close the VM and exit.
 
     Puts ``{"event": "started", domain, task_id, trial}`` and ``{"event": "finished", "status": ...}``
     on ``results`` for each job, and ``{"event": "stop", "message"}`` before it exits when the model
@@ -57,8 +58,7 @@ def worker(args, jobs, results) -> None:
     from desktop_env.agents import create_agent
     from desktop_env.envs import DesktopEnv
 
-    log_file = getattr(args, "worker_log", None)  # tasks verify keeps worker logs in its run.log
-    configure_logging(getattr(args, "log_level", "INFO"), log_file)
+    configure_logging(config.log_level, str(config.worker_log) if config.worker_log else None)
 
     def on_stop(signum, frame):
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -66,37 +66,36 @@ def worker(args, jobs, results) -> None:
         raise KeyboardInterrupt(f"signal {signum}")
 
     def on_alarm(signum, frame):
-        raise TaskTimeout(f"task attempt exceeded --task_timeout {args.task_timeout:g} s")
+        raise TaskTimeout(f"task attempt exceeded --task_timeout {config.task_timeout:g} s")
 
     signal.signal(signal.SIGTERM, on_stop)
     signal.signal(signal.SIGINT, on_stop)
     signal.signal(signal.SIGALRM, on_alarm)
-    screen = (args.screen_width, args.screen_height) if args.screen_width else None
     env_box: list = [None]
 
     def new_env():
-        return DesktopEnv(provider_name=args.provider_name, path_to_vm=args.path_to_vm, action_space=args.action_space,
-                          screen_size=screen, require_a11y_tree=args.observation_type != "screenshot",
-                          max_steps=args.max_steps, cache_dir=args.cache_dir,
-                          download_mirror=getattr(args, "download_mirror", None),
-                          snapshot_name=getattr(args, "snapshot_name", None) or "init_state",
-                          **({"hosts": args.hosts} if args.hosts else {}))
+        return DesktopEnv(provider_name=config.provider_name, path_to_vm=config.path_to_vm,
+                          action_space=config.action_space, screen_size=config.screen_size,
+                          require_a11y_tree=config.observation_type != "screenshot", max_steps=config.max_steps,
+                          cache_dir=config.cache_dir, download_mirror=config.download_mirror,
+                          snapshot_name=config.snapshot_name or "init_state",
+                          **({"hosts": config.hosts} if config.hosts else {}))
 
     agent = None
     try:
-        agent = create_agent(args.model, **agent_options(args))
+        agent = create_agent(config.model, **agent_options(config))
         while True:
             job = jobs.get()
             if job is None:
                 return
-            results.put({"event": "started", **{k: job[k] for k in ("domain", "task_id", "trial")}})
-            Path(job["folder"]).mkdir(parents=True, exist_ok=True)
-            handler = logging.FileHandler(Path(job["folder"]) / RUNTIME_LOG, mode="a")
+            results.put({"event": "started", "domain": job.domain, "task_id": job.task_id, "trial": job.trial})
+            job.folder.mkdir(parents=True, exist_ok=True)
+            handler = logging.FileHandler(job.folder / RUNTIME_LOG, mode="a")
             handler.setLevel(logging.getLogger().level)
             handler.setFormatter(logging.Formatter(LOG_FORMAT))
             logging.getLogger().addHandler(handler)
             try:
-                status = run_job(job, args, agent, env_box, new_env)
+                status = run_job(job, config, agent, env_box, new_env)
             finally:
                 logging.getLogger().removeHandler(handler)
                 handler.close()

@@ -2,12 +2,15 @@
 import json
 import logging
 import tarfile
+import dataclasses
 from argparse import Namespace
 from pathlib import Path
 
 import pytest
 
 from desktop_env.errors import DesktopEnvError, TaskConfigError
+from desktop_env.harness.config import RunConfig
+from desktop_env.harness.jobs import Job
 from desktop_env.image import states as st
 from desktop_env.image.store import ImageInfo, export_image, import_image
 
@@ -18,6 +21,10 @@ def _task(snapshot):
     from desktop_env.tasks import TaskSpec
 
     return TaskSpec.from_json({"id": "t1", "instruction": "do it", "snapshot": snapshot, "evaluator": EVAL})
+
+
+def _jobs(*snapshots) -> list[Job]:
+    return [Job("os", f"t{i}", 1, Path("t.json"), Path(f"results/t{i}"), _task(s)) for i, s in enumerate(snapshots)]
 
 
 def _image(root: Path, name="base-0123456789abcdef", profile="base") -> ImageInfo:
@@ -219,12 +226,11 @@ def test_a_run_on_a_provider_without_warm_states_fails_at_plan_time(tmp_path):
     from desktop_env.harness.suite import prepare_warm_states
 
     lines = []
-    jobs = [{"task": _task("data:superset")}, {"task": _task("data")}]
-    args = Namespace(provider_name="libvirt", cache_dir=str(tmp_path), path_to_vm="data")
+    config = RunConfig(provider_name="libvirt", cache_dir=tmp_path, path_to_vm="data")
     with pytest.raises(DesktopEnvError, match="1 tasks start from a warm state.*libvirt provider cannot"):
-        prepare_warm_states(args, jobs, lambda line, error=False: lines.append(line))
+        prepare_warm_states(config, _jobs("data:superset", "data"), lambda line, error=False: lines.append(line))
     # bare names are wishes: they start from init_state, said once
-    assert prepare_warm_states(args, [{"task": _task("superset")}], lambda line, error=False: lines.append(line)) == {}
+    assert prepare_warm_states(config, _jobs("superset"), lambda line, error=False: lines.append(line)) == {}
     assert "start from init_state" in lines[-1]
 
 
@@ -239,21 +245,20 @@ def test_snapshot_name_makes_every_task_start_from_that_state(tmp_path, monkeypa
     monkeypatch.setattr(current, "resolve", lambda ref, cache=None: image)
     monkeypatch.setattr(warm, "build_missing_states", lambda img, names, report, **kw: (
         built.append((img, names, kw["provider_name"])) or {n: {"reused": True, "build_s": 0.0} for n in names}))
-    jobs = [{"task": _task("chromium")}, {"task": _task("init_state")}, {"task": _task("data:superset")}]
-    args = Namespace(provider_name="qemu", cache_dir=str(tmp_path), path_to_vm="base", snapshot_name="citest")
+    jobs = _jobs("chromium", "init_state", "data:superset")
+    config = RunConfig(provider_name="qemu", cache_dir=tmp_path, path_to_vm="base", snapshot_name="calc")
     lines = []
-    assert prepare_warm_states(args, jobs, lambda line, error=False: lines.append(line)) == {
-        "citest": {"tasks": 3, "reused": True, "build_s": 0.0}}
-    assert built == [(image, ["citest"], "qemu")] and "citest (3 tasks)" in lines[-1]
-    with pytest.raises(DesktopEnvError, match="--snapshot_name citest: the libvirt provider has no warm states"):
-        prepare_warm_states(Namespace(**{**vars(args), "provider_name": "libvirt"}), jobs, lines.append)
+    assert prepare_warm_states(config, jobs, lambda line, error=False: lines.append(line)) == {
+        "calc": {"tasks": 3, "reused": True, "build_s": 0.0}}
+    assert built == [(image, ["calc"], "qemu")] and "calc (3 tasks)" in lines[-1]
+    with pytest.raises(DesktopEnvError, match="--snapshot_name calc: the libvirt provider has no warm states"):
+        prepare_warm_states(dataclasses.replace(config, provider_name="libvirt"), jobs, lines.append)
 
 
 def test_a_profile_state_task_runs_on_its_profile_image_only():
     from desktop_env.harness.jobs import split_by_image
 
-    jobs = [{"image_profile": _task("data:superset").image_profile}, {"image_profile": _task("chromium").image_profile}]
-    runnable, skipped = split_by_image(jobs, {"profile": "base"})
+    runnable, skipped = split_by_image(_jobs("data:superset", "chromium"), {"profile": "base"})
     assert len(runnable) == 1 and skipped == {"data": 1}
 
 

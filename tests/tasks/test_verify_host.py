@@ -112,7 +112,8 @@ def test_runs_that_exit_nonzero_are_reported_for_every_model(tmp_path, suite, mo
     index.write_text(json.dumps({"os": ["broke", "never-ran"]}))
     base = tmp_path / "results"
 
-    def fake_run(model, index_path, result_dir, *args, **kwargs):
+    def fake_run(config):
+        model, result_dir = config.model, config.result_dir
         scores = {"oracle": {"broke": 1.0, "never-ran": None}, "noop": {"broke": 0.0, "never-ran": None},
                   v.ABLATED: {"broke": None, "never-ran": None}}[model]
         for tid, score in scores.items():
@@ -134,6 +135,47 @@ def test_runs_that_exit_nonzero_are_reported_for_every_model(tmp_path, suite, mo
     assert rows["broke"].verdict == v.PROVEN and rows["broke"].ablated_score == 0.0
     assert "the run exited 1: boom" in rows["never-ran"].noop.detail
     assert "the run exited 1: boom" in rows["never-ran"].ablated.detail
+
+
+def test_verify_runs_the_harness_with_a_run_config_per_model(fab, tmp_path, monkeypatch):
+    """verify calls run_suite in-process with a RunConfig per model (no command line is built or parsed): each
+    run into its own folder, its workers logging to its run.log, with the settings verify was given."""
+    import desktop_env.harness.suite as suite_module
+    from desktop_env.harness.config import RunConfig
+    from desktop_env.harness.suite import RunOutcome
+
+    index, _ = fab({"a": (None, None, False), "b": (None, None, False)})
+    base = tmp_path / "verify"
+    seen = []
+
+    def fake_run_suite(config, report):
+        seen.append(config)
+        report(f"{config.model} ran")
+        for task_id in ("a", "b"):
+            folder = v.result_folder(config.result_dir, config.model, "os", task_id)
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "result.txt").write_text("1.0\n" if config.model == "oracle" else "0.0\n")
+        return RunOutcome(0)
+
+    monkeypatch.setattr(v, "_image_identity", lambda path_to_vm, cache_dir: ("base-x", "x"))
+    monkeypatch.setattr(suite_module, "run_suite", fake_run_suite)
+    table = v.verify(index, base, num_envs=2, path_to_vm="base-x", settings={"task_timeout": 900.0})
+    assert table.all_proven and [r.verdict for r in table.rows] == [v.PROVEN, v.PROVEN]
+    assert [c.model for c in seen] == ["oracle", "noop"] and all(isinstance(c, RunConfig) for c in seen)
+    for config in seen:
+        assert config.result_dir == base / config.model and config.worker_log == base / config.model / "run.log"
+        assert config.test_all_meta_path == index.resolve() and config.test_config_base_dir == index.parent
+        assert (config.num_envs, config.path_to_vm, config.task_timeout) == (2, "base-x", 900.0)
+        assert f"{config.model} ran" in config.worker_log.read_text()
+
+
+def test_a_bad_setting_stops_verify_before_any_run(fab, tmp_path):
+    index, _ = fab({"a": (1.0, 0.0, False)})
+    out = subprocess.run([sys.executable, "-m", "desktop_env", "tasks", "verify", "--suite", str(index),
+                          "--num_envs", "0", "--result_dir", str(tmp_path / "verify")],
+                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "error: --num_envs must be at least 1" in out.stderr, out.stdout + out.stderr
+    assert not (tmp_path / "verify").exists()
 
 
 def test_unscored_marked_unverified_with_detail(fab):

@@ -4,11 +4,11 @@ with ordinary input events; a wait on a window title; a step whose target is abs
 replay naming the step and what it looked for, and the episode keeps its screenshot; a target's ``url`` is
 matched against the URL the tab shows after a single-page app navigated itself (history.pushState)."""
 import time
-from argparse import Namespace
 
 import pytest
 
 from desktop_env.errors import SolutionStepFailed
+from desktop_env.harness.config import RunConfig
 from desktop_env.harness.gui_replay import run_gui_step
 
 pytestmark = pytest.mark.vm
@@ -97,9 +97,9 @@ def test_a_missing_target_stops_the_replay_naming_the_step_and_keeps_the_screens
     assert "acted" not in info, "nothing is clicked when the target is not found"
 
     task = TaskSpec.from_json(TASK)
-    args = Namespace(max_steps=10, record=False, sleep_after_execution=0, task_timeout=900, rag=False)
+    config = RunConfig(max_steps=10, task_timeout=900, result_dir=tmp_path / "results")
     with pytest.raises(SolutionStepFailed, match=r"field solution\[0\].*No such button"):
-        run_episode(env, OracleAgent(), task, args, tmp_path, time.monotonic() + 900)
+        run_episode(env, OracleAgent(), task, config, tmp_path, time.monotonic() + 900)
     assert sorted(p.name.split("_")[1] for p in tmp_path.glob("step_*.png")) == ["0", "1"], \
         "the start and the failed step's screenshots are kept"
 

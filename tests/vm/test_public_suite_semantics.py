@@ -94,7 +94,7 @@ def test_a_setup_that_fails_silently_is_a_task_error_not_the_agent_s_zero(base_i
     """The suite's silenced init.sh (it sources conda, which this VM lacks, and ends on an echo) and a launch that
     starts and dies: the harness records task_error naming the step; the agent is not scored."""
     from desktop_env.agents.simple import NoopAgent
-    from desktop_env.harness.jobs import run_job
+    from desktop_env.harness.jobs import Job, run_job
     from desktop_env.harness.options import parse_args
 
     tid = str(uuid.uuid4())
@@ -107,8 +107,7 @@ def test_a_setup_that_fails_silently_is_a_task_error_not_the_agent_s_zero(base_i
                       "result": {"type": "vm_command_line", "command": "echo failed", "shell": True},
                       "expected": {"type": "rule", "rules": {"include": ["succeed"], "exclude": ["failed"]}}}}))
     args = parse_args(["--model", "noop", "--result_dir", str(tmp_path / "results"), "--path_to_vm", base_image.name])
-    job = {"task_id": tid, "domain": "dagster", "trial": 1, "folder": str(tmp_path / "results" / tid),
-           "path": str(folder / f"{tid}.json")}
+    job = Job("dagster", tid, 1, folder / f"{tid}.json", tmp_path / "results" / tid)
     env_box = [DesktopEnv(path_to_vm=base_image.name, require_a11y_tree=False)]
     try:
         status = run_job(job, args, NoopAgent(), env_box, None)
