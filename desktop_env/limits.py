@@ -25,7 +25,10 @@ LIMITS: dict[str, tuple[float, str]] = {
     "setup.download": (300.0, "one download the host fetches for a task"),
     "setup.chromium": (300.0, "Chromium's remote-debugging port answering after google_chrome_browser starts it"),
     "setup.cdp_connect": (180.0, "Playwright connecting to the guest's Chromium over CDP"),
-    "setup.page_load": (300.0, "a web UI's page loading in the guest's Chromium (until its load event)"),
+    "setup.service_start": (600.0, "a web UI a setup step opens answering at all (connections refused: its tool still "
+                                   "starting; Dagster takes 70-400 s under emulation beside a suite's editor windows)"),
+    "setup.page_load": (300.0, "a web UI's page loading in the guest's Chromium, once it answers (until its load "
+                               "event)"),
     "setup.open_window": (420.0, "a file opened by the open step showing its window (LibreOffice needs minutes "
                                  "under load)"),
     "setup.page_render": (300.0, "the pages a setup step opened in Chromium showing their content (text, steady)"),

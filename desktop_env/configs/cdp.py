@@ -98,11 +98,13 @@ def open_page(browser: "Browser", url: str, step: str) -> "Page":
     """The tab showing ``url`` (or a page under it); opened in a new tab when none shows it.
 
     While the web UI does not answer yet (connection refused: a tool still starting, which under emulation
-    takes minutes: Dagster 70-260 s), the load is tried again every ``GOTO_RETRY_S`` until the time limit
-    ``setup.page_load``; a load that starts but does not finish in that time fails at once.
+    and beside the editor windows a suite's script opened takes minutes: Dagster 70-400 s), the load is tried
+    again every ``GOTO_RETRY_S`` until the time limit ``setup.service_start``. A load that starts is given
+    ``setup.page_load`` to reach its load event, and fails at once when it does not.
 
     Raises:
-        SetupError: the browser has no context, or ``url`` did not load within the limit.
+        SetupError: the browser has no context, ``url`` never answered within ``setup.service_start``, or its
+            load did not finish within ``setup.page_load``.
     """
     from playwright.sync_api import Error as PlaywrightError
 
@@ -113,14 +115,14 @@ def open_page(browser: "Browser", url: str, step: str) -> "Page":
         raise SetupError("Chromium has no browsing context to open a tab in", step=step)
     page = browser.contexts[0].new_page()
     last = None
-    load_s = limit("setup.page_load")
-    deadline = time.monotonic() + load_s
+    start_s, load_s = limit("setup.service_start"), limit("setup.page_load")
+    deadline = time.monotonic() + start_s
     attempt = 0
     while True:
         attempt += 1
         try:
             # One patient load: under emulation a web UI's scripts take minutes, and a retry would restart them.
-            page.goto(url, wait_until="load", timeout=max(1.0, deadline - time.monotonic()) * 1000)
+            page.goto(url, wait_until="load", timeout=load_s * 1000)
             return page
         except PlaywrightError as exc:
             last = exc
@@ -131,9 +133,9 @@ def open_page(browser: "Browser", url: str, step: str) -> "Page":
                 break
             logger.info("%s: %s did not load (attempt %d): %s", step, url, attempt, exc.message.splitlines()[0])
             time.sleep(GOTO_RETRY_S)
-    raise SetupError(f"{url} did not load in the VM's Chromium within the time limit setup.page_load ({load_s:g} s, "
-                     f"{attempt} attempts; {last.message.splitlines()[0] if last else 'no reply'}); is the tool "
-                     "started?", step=step)
+    raise SetupError(f"{url} did not answer in the VM's Chromium within the time limit setup.service_start "
+                     f"({start_s:g} s, {attempt} attempts; {last.message.splitlines()[0] if last else 'no reply'}); "
+                     "is the tool started?", step=step)
 
 
 #: The page's text once its document has loaded (0 before): what "rendered" is judged by.
