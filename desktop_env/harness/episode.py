@@ -3,7 +3,7 @@
 Every agent action goes through ``env.step``. An agent that replays the task's reference solution
 (``agent.replays_solution``: the oracle) may also give shell steps (``{"command", "shell"}``); they go
 through :meth:`DesktopEnv.run_solution_command`, the one way to a guest shell, and GUI steps
-(``{"gui_step": ...}``), which :mod:`desktop_env.harness.gui_replay` locates and acts through
+(``{"gui_step": ...}``), which :mod:`desktop_env.replay.gui` locates and acts through
 ``env.step``; a failing one stops the episode as a broken task. Any other agent's ``{"command": ...}``
 or ``{"gui_step": ...}`` is an ordinary, invalid action.
 """
@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from desktop_env.harness.config import RunConfig
-from desktop_env.harness.gui_replay import run_gui_step
+from desktop_env.replay.gui import run_gui_step
 from desktop_env.harness.layout import RECORDING_FILE, RESULT_FILE, TRAJECTORY_FILE, now_iso, write_atomic
 from desktop_env.harness.status import TaskTimeout, infra_errors
 

@@ -443,7 +443,7 @@ def solution_items(task) -> list[SolutionItem]:
 def solution_actions(task, action_space: str, without_essential: bool = False) -> list:
     """The reference solution of ``task`` as harness actions: agent actions as written, shell steps as
     ``{"command", "shell"}``, GUI steps as ``{"gui_step": item, "index": i}`` (the harness locates and
-    acts, see :mod:`desktop_env.harness.gui_replay`).
+    acts, see :mod:`desktop_env.replay.gui`).
 
     Args:
         without_essential: leave out the items marked ``essential`` (the ablated replay of ``tasks verify``).

@@ -133,8 +133,8 @@ def test_an_item_is_one_kind():
 # -- what a located step does ---------------------------------------------------------------------------
 
 def test_located_steps_become_computer_13_actions_in_either_space():
-    from desktop_env.envs.locate import Box
-    from desktop_env.harness.gui_replay import _acts, as_action
+    from desktop_env.replay.locate import Box
+    from desktop_env.replay.gui import _acts, as_action
 
     box = Box(100, 200, 50, 20)
     click = GuiStep.from_json({"gui": "click", "target": {"css": "a"}, "at": [0, 0]})
@@ -161,7 +161,7 @@ def test_located_steps_become_computer_13_actions_in_either_space():
 
 
 def test_file_contains_reads_zip_documents():
-    from desktop_env.envs.locate import file_contains
+    from desktop_env.replay.locate import file_contains
 
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as z:
@@ -173,7 +173,7 @@ def test_file_contains_reads_zip_documents():
 
 def test_a11y_targets_match_the_showing_elements_of_the_tree():
     from desktop_env.a11y_tree import parse_elements
-    from desktop_env.envs.locate import _a11y_matches
+    from desktop_env.replay.locate import _a11y_matches
 
     xml = (TREE_HEAD +
            '<push-button name="Save" st:showing="true" st:visible="true" cp:screencoord="(10, 20)" cp:size="(80, 30)"/>'
@@ -199,7 +199,7 @@ def test_a11y_targets_match_the_showing_elements_of_the_tree():
 def test_a_failed_look_says_when_the_servers_walk_was_cut_short():
     """A target missing from a tree the server stopped reading (its time or node limit) is not absent
     from the screen: the locator's reason says so, or a slow walk reads as a wrong target."""
-    from desktop_env.envs.locate import Locator
+    from desktop_env.replay.locate import Locator
 
     xml = (TREE_HEAD +
            '<push-button name="Save" st:showing="true" st:visible="true" cp:screencoord="(10, 20)" cp:size="(80, 30)"/>'
@@ -225,7 +225,7 @@ def test_a_wait_for_a_target_to_go_away_needs_a_look_that_read_the_screen():
     """Only a look that read the tab's page (or the whole tree) and did not find the target proves it went
     away: a page DevTools could not read, a tree that could not be read or whose walk was cut short, says
     nothing, so a wait for it to go away goes on looking."""
-    from desktop_env.envs.locate import Locator
+    from desktop_env.replay.locate import Locator
     from desktop_env.tasks.solution import Condition
 
     dialog = ('<dialog name="Find and Replace" st:showing="true" st:visible="true" cp:screencoord="(0, 0)" '

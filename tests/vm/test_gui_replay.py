@@ -9,7 +9,7 @@ import pytest
 
 from desktop_env.errors import SolutionStepFailed
 from desktop_env.harness.config import RunConfig
-from desktop_env.harness.gui_replay import run_gui_step
+from desktop_env.replay.gui import run_gui_step
 
 pytestmark = pytest.mark.vm
 

@@ -565,7 +565,7 @@ def _click_go_after_start(client, cdp: str, page_name: str) -> dict:
     """Call the page's ``start()`` once Chromium answers, then replay a click on its #go; returns the step's info."""
     from playwright.sync_api import sync_playwright
 
-    from desktop_env.harness.gui_replay import run_gui_step
+    from desktop_env.replay.gui import run_gui_step
 
     def started():
         with sync_playwright() as pw:
@@ -632,7 +632,7 @@ def test_a_click_waits_for_a_paused_animation_to_play(client, apps, xsession, tm
 def test_a_page_drag_drops_right_after_the_page_shows(client, apps, xsession, tmp_path):
     """HTML5 drag and drop (react-dnd's backend, Superset's chart editor): the drag starts as soon as the
     page answers, the page is seen starting the drag and dragging over the drop target, and the drop lands."""
-    from desktop_env.harness.gui_replay import run_gui_step
+    from desktop_env.replay.gui import run_gui_step
 
     page = tmp_path / "dnd.html"
     page.write_text("<!doctype html><title>dnd</title><body style='margin:0'>"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import time
 
-from desktop_env.envs.locate import Found, Locator
+from desktop_env.replay.locate import Found, Locator
 from desktop_env.limits import limit
 from desktop_env.tasks.solution import GuiStep, Target, chord_keys
 
