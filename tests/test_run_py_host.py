@@ -275,14 +275,14 @@ class _RecordingEnv(_HostOnlyEnv):
             return super().step(action)
         return {}, 0.0, False, False, {"error": "invalid action"} if isinstance(action, dict) else {}
 
-    def run_solution_command(self, command, shell=False, timeout_s=None):
+    def run_command(self, command, shell=False, timeout_s=None):
         self.commands.append(command)
         return {"returncode": 0, "output": "", "error": "", "timed_out": False}
 
 
 @pytest.mark.parametrize("replays_solution", [False, True])
 def test_only_the_oracle_reaches_a_shell(tmp_path, replays_solution):
-    """Every agent action goes through env.step; a shell step goes to run_solution_command only for an
+    """Every agent action goes through env.step; a shell step goes to run_command only for an
     agent that replays the task's solution, so agents have no shell action."""
     from desktop_env.harness.episode import run_episode
     from desktop_env.tasks import load_task

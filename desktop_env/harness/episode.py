@@ -2,7 +2,7 @@
 
 Every agent action goes through ``env.step``. An agent that replays the task's reference solution
 (``agent.replays_solution``: the oracle) may also give shell steps (``{"command", "shell"}``); they go
-through :meth:`DesktopEnv.run_solution_command`, the one way to a guest shell, and GUI steps
+through :meth:`DesktopEnv.run_command`, the one way to a guest shell, and GUI steps
 (``{"gui_step": ...}``), which :mod:`desktop_env.replay.gui` locates and acts through
 ``env.step``; a failing one stops the episode as a broken task. Any other agent's ``{"command": ...}``
 or ``{"gui_step": ...}`` is an ordinary, invalid action.
@@ -40,7 +40,7 @@ def _tail(text, limit: int = OUTPUT_TAIL_CHARS) -> str:
 
 
 def run_command_step(env, action: dict, deadline: float) -> dict:
-    """Run a reference solution's shell step (``{"command", "shell"}``) through ``env.run_solution_command``.
+    """Run a reference solution's shell step (``{"command", "shell"}``) through ``env.run_command``.
 
     Returns:
         the step's ``info`` for traj.jsonl: the command, its exit status, the tails of its
@@ -53,7 +53,7 @@ def run_command_step(env, action: dict, deadline: float) -> dict:
     seconds = max(1.0, min(limit("oracle.command"), deadline - time.monotonic() + 5))
     info: dict = {"command": _tail(command if isinstance(command, str) else " ".join(command), 1000)}
     t0 = time.monotonic()
-    reply = env.run_solution_command(command, shell=action.get("shell", False), timeout_s=seconds)
+    reply = env.run_command(command, shell=action.get("shell", False), timeout_s=seconds)
     if reply["timed_out"]:
         info["time_limit"] = str(TimeLimitExceeded("oracle.command", seconds, f"command {info['command'][:200]!r}"))
         log.error("%s", info["time_limit"])

@@ -541,9 +541,12 @@ class _ReplayEnv:
     def __init__(self, client, cdp_url: str):
         self.controller, self.cdp_url, self.screen = client, cdp_url, SCREEN
 
-    def step(self, code, counts_as_step=True):
+    def step(self, code):
         reply = self.controller.run_pyautogui(code)
         return {}, 0.0, False, False, {"error": reply.get("error")} if reply.get("returncode") else {}
+
+    def perform(self, code):
+        return self.step(code)[::4]
 
     def observe(self):
         return {}
