@@ -54,8 +54,8 @@ def _send(env, c13: dict, final: bool = False):
     return obs, 0.0, False, False, info
 
 
-def run_gui_step(env, action: dict, deadline: float):
-    """Replay one GUI step (``{"gui_step": item, "index": i}`` from :func:`solution_actions`).
+def run_gui_step(env, step: GuiStep, deadline: float):
+    """Replay one GUI step of a solution (``step.index`` names it in messages).
 
     Args:
         env: the :class:`~desktop_env.envs.desktop_env.DesktopEnv` of the episode.
@@ -67,8 +67,7 @@ def run_gui_step(env, action: dict, deadline: float):
         ``locate_s`` and ``acted`` (the actions issued); on failure ``info["error"]`` says which step
         gave up on what, and nothing was acted.
     """
-    index = action.get("index", 0)
-    step = GuiStep.from_json(action["gui_step"], None, f"solution[{index}]")
+    index = step.index
     name = "oracle.wait" if step.act == "wait" else "oracle.locate"
     seconds = limit(name, step.timeout_s)
     end = min(time.monotonic() + seconds, deadline)

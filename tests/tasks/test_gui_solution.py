@@ -7,7 +7,8 @@ import pytest
 
 from desktop_env.errors import TaskConfigError
 from desktop_env.tasks import TaskSpec
-from desktop_env.tasks.solution import (Condition, GuiStep, Target, chord_keys, interface_of, solution_actions,
+from desktop_env.replay import solution_steps
+from desktop_env.tasks.solution import (Condition, GuiStep, ShellStep, Target, chord_keys, interface_of,
                                         solution_items)
 
 
@@ -117,9 +118,11 @@ def test_a_cli_gui_task_marks_an_essential_gui_step():
     mixed[1]["essential"] = True
     task = _task(mixed, tags=("cli+gui",))
     assert [i.essential for i in solution_items(task)] == [False, True]
-    assert solution_actions(task, "pyautogui") == [{"command": "dbt build", "shell": True},
-                                                   {"gui_step": mixed[1], "index": 1}]
-    assert solution_actions(task, "pyautogui", without_essential=True) == [{"command": "dbt build", "shell": True}]
+    steps = solution_steps(task, "pyautogui")
+    assert steps[0] == ShellStep("dbt build", shell=True, index=0)
+    assert [s.to_action() for s in steps] == [{"command": "dbt build", "shell": True},
+                                              {"gui_step": mixed[1], "index": 1}]
+    assert solution_steps(task, "pyautogui", without_essential=True) == [ShellStep("dbt build", True, 0)]
     with pytest.raises(TaskConfigError, match="command marked essential"):
         solution_items(_task([{"command": "x", "essential": True}, mixed[1]], tags=("cli+gui",)))
     assert interface_of(task) == "cli+gui"

@@ -1,4 +1,4 @@
-"""The oracle's shell steps (harness.episode.run_command_step through DesktopEnv.run_command)
+"""The oracle's shell steps (replay.Replayer through DesktopEnv.run_command)
 against the real in-VM server on the host: what traj.jsonl records, and which steps count as failed; and
 the input a GUI step sends through DesktopEnv.perform, which uses up no agent step."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 
 from desktop_env import limits
 from desktop_env.envs.desktop_env import DesktopEnv
-from desktop_env.harness.episode import OUTPUT_TAIL_CHARS, run_command_step, step_failure
+from desktop_env.replay import OUTPUT_TAIL_CHARS, Replayer, ShellStep, step_failure
 
 pytestmark = pytest.mark.xvfb
 
@@ -23,10 +23,16 @@ class _ServerEnv:
         self.controller, self._reset_done = client, True
 
 
+def _shell(env, command: str) -> dict:
+    """The info of one shell step replayed in ``env``."""
+    obs, reward, terminated, truncated, info = Replayer(env).run(ShellStep(command, shell=True), time.monotonic() + 60)
+    assert obs is None and reward == 0.0 and not (terminated or truncated)
+    return info
+
+
 def test_a_command_step_records_exit_status_stdout_stderr_and_time(client):
     env = _ServerEnv(client)
-    info = run_command_step(env, {"command": "echo made; echo warn >&2", "shell": True},
-                                   time.monotonic() + 60)
+    info = _shell(env, "echo made; echo warn >&2")
     assert info["command_returncode"] == 0 and info["command_stdout"] == "made\n"
     assert info["command_stderr"] == "warn\n" and info["command_s"] >= 0
     assert step_failure(info) is None
@@ -34,16 +40,14 @@ def test_a_command_step_records_exit_status_stdout_stderr_and_time(client):
 
 def test_long_output_is_truncated_to_its_end(client):
     env = _ServerEnv(client)
-    info = run_command_step(env, {"command": "seq 1 20000; echo the-end", "shell": True},
-                                   time.monotonic() + 60)
+    info = _shell(env, "seq 1 20000; echo the-end")
     assert info["command_stdout"].startswith("[...]") and info["command_stdout"].endswith("the-end\n")
     assert len(info["command_stdout"]) <= OUTPUT_TAIL_CHARS + 5
 
 
 def test_a_failing_command_step_names_its_exit_status_and_stderr(client):
     env = _ServerEnv(client)
-    info = run_command_step(env, {"command": "echo 'kernel died' >&2; exit 1", "shell": True},
-                                   time.monotonic() + 60)
+    info = _shell(env, "echo 'kernel died' >&2; exit 1")
     failure = step_failure(info)
     assert "exited with 1" in failure and "kernel died" in failure
 
@@ -52,7 +56,7 @@ def test_a_command_step_past_its_limit_is_a_failure_naming_the_limit(client, mon
     monkeypatch.setitem(limits.LIMITS, "oracle.command", (1.0, "test"))
     monkeypatch.delenv(limits.SCALE_ENV, raising=False)
     env = _ServerEnv(client)
-    info = run_command_step(env, {"command": "echo started; sleep 30", "shell": True}, time.monotonic() + 60)
+    info = _shell(env, "echo started; sleep 30")
     assert info["command_returncode"] is None and "started" in info["command_stdout"]
     assert "time limit oracle.command (1 s" in step_failure(info)
 
