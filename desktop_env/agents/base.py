@@ -21,10 +21,8 @@ class Agent:
     """Decides actions from observations.
 
     ``reset(task, env)`` starts an episode; ``predict(instruction, obs)`` returns
-    ``(response_text, actions)`` where each action is one of:
-
-    a pyautogui code string or a computer_13 dict (or WAIT/DONE/FAIL), in real screen
-    coordinates. The harness carries out each with ``act(env, action, deadline)``, which runs
+    ``(response_text, actions)`` where each action is a pyautogui code string or a computer_13
+    dict (or WAIT/DONE/FAIL), in real screen coordinates. The harness carries out each with ``act(env, action, deadline)``, which runs
     ``env.step(action)``; the oracle overrides it to replay its reference solution's typed steps
     (:mod:`desktop_env.replay`: shell steps and GUI steps besides actions).
 
