@@ -174,8 +174,9 @@ def run_episode(env, agent, task, config: RunConfig, folder: Path, deadline: flo
                     time.sleep(config.sleep_after_execution)
                 shot = f"step_{step}_{stamp()}.png"
                 (folder / shot).write_bytes(env.screenshot_png())
-                last_type = action_struct(recorded(action))["type"]
-                record(recorded(action), response, turn, i == 0, reward, terminated or truncated, info, shot)
+                as_json = recorded(action)
+                last_type = action_struct(as_json)["type"]
+                record(as_json, response, turn, i == 0, reward, terminated or truncated, info, shot)
                 failure = step_failure(info) if replays_solution else None
                 if failure:
                     index = getattr(action, "index", i)
