@@ -1,5 +1,5 @@
 """The in-VM server's accessibility tree as a list of on-screen elements: what the model-facing tables
-(desktop_env.agents.a11y) and the reference solutions' element locator (desktop_env.envs.locate) both read."""
+(desktop_env.agents.a11y) and the reference solutions' element locator (desktop_env.replay.locate) both read."""
 from __future__ import annotations
 
 import logging

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from desktop_env.agents.base import Agent
 from desktop_env.harness.jobs import Job, job_folder, plan_jobs, run_job, split_by_image
 from desktop_env.harness.layout import write_json_atomic
 from desktop_env.harness.options import parse_args
@@ -245,16 +246,14 @@ def test_a_crashing_metric_is_an_evaluator_error_not_a_wrong_result(tmp_path):
     assert "evaluator errors (not in the scores):" in format_summary(summary)
 
 
-class _ScriptedAgent:
+class _ScriptedAgent(Agent):
     """Gives one fixed list of actions, then DONE."""
 
-    def __init__(self, actions, replays_solution=False):
-        from desktop_env.agents.base import TurnInfo
+    def __init__(self, actions):
+        super().__init__()
+        self.actions = list(actions)
 
-        self.actions, self.replays_solution, self.turn = list(actions), replays_solution, TurnInfo()
-        self.last_turn = self.turn
-
-    def reset(self, task, env):
+    def reset(self, task, env=None):
         pass
 
     def predict(self, instruction, obs):
@@ -275,29 +274,61 @@ class _RecordingEnv(_HostOnlyEnv):
             return super().step(action)
         return {}, 0.0, False, False, {"error": "invalid action"} if isinstance(action, dict) else {}
 
-    def run_solution_command(self, command, shell=False, timeout_s=None):
+    def run_command(self, command, shell=False, timeout_s=None):
         self.commands.append(command)
-        return {"returncode": 0, "output": "", "error": "", "timed_out": False}
+        failed = "false" in command
+        return {"returncode": 1 if failed else 0, "output": "", "error": "no" if failed else "", "timed_out": False}
 
 
-@pytest.mark.parametrize("replays_solution", [False, True])
-def test_only_the_oracle_reaches_a_shell(tmp_path, replays_solution):
-    """Every agent action goes through env.step; a shell step goes to run_solution_command only for an
-    agent that replays the task's solution, so agents have no shell action."""
-    from desktop_env.harness.episode import run_episode
+def _shell_solution_task(*commands):
+    """The sample os task, tagged cli, with a reference solution of these shell steps."""
     from desktop_env.tasks import load_task
 
     task = load_task(SAMPLES / "examples/os" / OS_TASK / f"{OS_TASK}.json")
+    task.tags = ["cli"]
+    task.extra["solution"] = [{"command": c, "shell": True} for c in commands]
+    return task
+
+
+@pytest.mark.parametrize("oracle", [False, True])
+def test_only_the_oracle_reaches_a_shell(tmp_path, oracle):
+    """Every agent action goes through env.step; a shell step goes to run_command only when the oracle
+    replays the task's solution, so agents have no shell action. traj.jsonl records the oracle's shell
+    step as {"command", "shell"} with its exit status."""
+    from desktop_env.agents.simple import OracleAgent
+    from desktop_env.harness.episode import run_episode
+
+    task = _shell_solution_task("touch /tmp/x")
     env = _RecordingEnv(tmp_path / "cache")
-    agent = _ScriptedAgent([{"command": "touch /tmp/x", "shell": True}], replays_solution)
+    agent = OracleAgent() if oracle else _ScriptedAgent([{"command": "touch /tmp/x", "shell": True}])
     args = parse_args(["--max_steps", "5"])
     folder = tmp_path / "episode"
     folder.mkdir()
     run_episode(env, agent, task, args, folder, deadline=float("inf"))
-    if replays_solution:
+    first = json.loads((folder / "traj.jsonl").read_text().splitlines()[0])
+    assert first["action"] == {"command": "touch /tmp/x", "shell": True}
+    assert first["action_struct"]["type"] == "COMMAND"
+    if oracle:
         assert env.commands == ["touch /tmp/x"] and env.steps == ["DONE"]
+        assert first["info"]["command_returncode"] == 0 and first["info"]["command"] == "touch /tmp/x"
     else:
         assert env.commands == [] and env.steps == [{"command": "touch /tmp/x", "shell": True}, "DONE"]
+        assert first["info"] == {"error": "invalid action"}
+
+
+def test_a_failing_shell_step_of_the_oracle_is_a_broken_task_naming_the_item(tmp_path):
+    from desktop_env.agents.simple import OracleAgent
+    from desktop_env.errors import SolutionStepFailed
+    from desktop_env.harness.episode import run_episode
+
+    task = _shell_solution_task("true", "false")
+    env = _RecordingEnv(tmp_path / "cache")
+    folder = tmp_path / "episode"
+    folder.mkdir()
+    with pytest.raises(SolutionStepFailed, match=r"field solution\[1\]: .*command 'false' exited with 1; stderr: no"):
+        run_episode(env, OracleAgent(), task, parse_args(["--max_steps", "5"]), folder, deadline=float("inf"))
+    assert env.commands == ["true", "false"] and env.steps == []
+    assert len((folder / "traj.jsonl").read_text().splitlines()) == 2
 
 
 def test_a_result_folder_of_another_image_is_refused_not_resumed(tmp_path):
@@ -386,22 +417,22 @@ def test_a_failed_download_names_the_url_the_task_file_and_the_step(tmp_path):
     assert status["error"].startswith(f"SetupError: file {path}, field config[0]: download: could not fetch {url}")
 
 
-@pytest.mark.parametrize("replays_solution", [False, True])
-def test_max_steps_limits_agents_not_the_reference_solution(tmp_path, replays_solution):
+@pytest.mark.parametrize("oracle", [False, True])
+def test_max_steps_limits_agents_not_the_reference_solution(tmp_path, oracle):
     """--max_steps is an agent's budget: an agent with more actions is stopped there, while the oracle
     replays its whole solution and its DONE (a Calc dialog task's solution has 17 GUI steps)."""
+    from desktop_env.agents.simple import OracleAgent
     from desktop_env.harness.episode import run_episode
-    from desktop_env.tasks import load_task
 
-    task = load_task(SAMPLES / "examples/os" / OS_TASK / f"{OS_TASK}.json")
+    commands = [f"touch /tmp/x{i}" for i in range(8)]
+    task = _shell_solution_task(*commands)
     env = _RecordingEnv(tmp_path / "cache")
     env.evaluate = lambda: 0.0  # scored when the limit stops the agent
-    steps = [{"command": f"touch /tmp/x{i}", "shell": True} for i in range(8)]
-    agent = _ScriptedAgent(steps, replays_solution)
+    agent = OracleAgent() if oracle else _ScriptedAgent([{"command": c, "shell": True} for c in commands])
     folder = tmp_path / "episode"
     folder.mkdir()
     out = run_episode(env, agent, task, parse_args(["--max_steps", "5"]), folder, deadline=float("inf"))
-    if replays_solution:
+    if oracle:
         assert len(env.commands) == 8 and env.steps == ["DONE"] and out["steps"] == 9
     else:
         assert out["steps"] == 5 and env.commands == [] and len(env.steps) == 5

@@ -21,12 +21,10 @@ class Agent:
     """Decides actions from observations.
 
     ``reset(task, env)`` starts an episode; ``predict(instruction, obs)`` returns
-    ``(response_text, actions)`` where each action is one of:
-
-    - a pyautogui code string or a computer_13 dict (or WAIT/DONE/FAIL), run with ``env.step``,
-      in real screen coordinates;
-    - ``{"command": ..., "shell": bool}``: a command the harness runs in the guest as
-      user ``user`` (only the oracle emits these, for ``cli`` tasks).
+    ``(response_text, actions)`` where each action is a pyautogui code string or a computer_13
+    dict (or WAIT/DONE/FAIL), in real screen coordinates. The harness carries out each with ``act(env, action, deadline)``, which runs
+    ``env.step(action)``; the oracle overrides it to replay its reference solution's typed steps
+    (:mod:`desktop_env.replay`: shell steps and GUI steps besides actions).
 
     An empty action list with ``last_turn.parse_error`` set means the reply had no usable
     action; the harness records that turn and asks again. ``last_turn`` also carries the
@@ -53,6 +51,20 @@ class Agent:
 
     def predict(self, instruction: str, obs: dict) -> tuple[str, list]:
         raise NotImplementedError
+
+    def act(self, env, action, deadline: float):
+        """Carry out one action of ``predict``'s list in ``env``: ``env.step(action)``.
+
+        The harness calls it as it would call ``env.step``: what it raises is classified as the
+        environment's errors are, not as the agent's.
+
+        Args:
+            deadline: ``time.monotonic()`` past which the task attempt stops.
+
+        Returns:
+            ``(obs, reward, terminated, truncated, info)`` as ``env.step`` gives them.
+        """
+        return env.step(action)
 
 
 def register_agent(name: str):

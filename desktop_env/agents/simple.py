@@ -5,7 +5,7 @@ import zlib
 
 from desktop_env.agents.base import Agent, TurnInfo, register_agent
 from desktop_env.errors import DesktopEnvError
-from desktop_env.tasks.solution import solution_actions
+from desktop_env.replay import Replayer, SolutionStep, solution_steps
 
 
 @register_agent("noop")
@@ -58,7 +58,9 @@ class OracleAgent(Agent):
     The solution is the task JSON's ``solution`` list (agent actions, shell steps and GUI steps that
     locate their target when replayed; see :mod:`desktop_env.tasks.solution`), or else ``solution.sh``
     beside the task file, run in the guest as user ``user``. Tasks tagged ``gui`` must be solved by
-    GUI actions. A step that fails stops the episode as a broken task (``replays_solution``).
+    GUI actions. ``predict`` gives the solution's typed steps, then DONE; ``act`` runs a step with a
+    :class:`~desktop_env.replay.Replayer` (through the env's public API). A step that fails stops the
+    episode as a broken task (``replays_solution``).
 
     Args:
         without_essential: replay without the items marked ``essential`` (``tasks verify`` checks
@@ -73,7 +75,7 @@ class OracleAgent(Agent):
 
     def reset(self, task, env=None) -> None:
         self.last_turn = TurnInfo()
-        self.actions = solution_actions(task, self.action_space, without_essential=self.without_essential)
+        self.actions = solution_steps(task, self.action_space, without_essential=self.without_essential)
         self.done = False
 
     def predict(self, instruction: str, obs: dict) -> tuple[str, list]:
@@ -81,6 +83,12 @@ class OracleAgent(Agent):
             return "solution replayed", ["DONE"]
         self.done = True
         return "replaying the reference solution", list(self.actions) + ["DONE"]
+
+    def act(self, env, action, deadline: float):
+        """Run a step of the solution with a :class:`~desktop_env.replay.Replayer`; the final DONE with ``env.step``."""
+        if isinstance(action, SolutionStep):
+            return Replayer(env).run(action, deadline)
+        return env.step(action)
 
 
 @register_agent("oracle_without_essential")

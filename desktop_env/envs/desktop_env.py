@@ -41,6 +41,12 @@ class DesktopEnv(gym.Env):
     (``info["server_healthy"]`` is False); ``reset`` recovers by reverting. When the VM
     itself died (its QEMU is gone), ``step`` raises :class:`VMError`.
 
+    Beside the agent's ``step``, two public methods act without being an agent step (neither uses up
+    ``max_steps`` nor scores): ``perform(action)`` sends input that is part of a larger step (the
+    reference-solution replay sends a GUI step's scrolls and presses there and its final event
+    through ``step``, so one GUI step counts as one step), and ``run_command(command)`` runs a command
+    in the guest (the replay's shell steps; agents have no shell action).
+
     Observations are dicts: ``screenshot`` (H x W x 3 uint8, taken host-side when the
     provider can), ``accessibility_tree`` (XML, when ``require_a11y_tree``),
     ``terminal`` (when ``require_terminal``), ``instruction`` and ``error``.
@@ -220,42 +226,13 @@ class DesktopEnv(gym.Env):
         run_config(self._context())
 
     # -- acting ---------------------------------------------------------------------
-    def step(self, action, *, counts_as_step: bool = True):
-        """Run one action; see the class docstring for the return values.
-
-        Args:
-            action: the action, in the env's action space.
-            counts_as_step: False for an input event that is part of a larger step (a GUI step of a
-                reference solution is a scroll, a click and typing): it does not use up ``max_steps``.
-        """
+    def step(self, action):
+        """Run one agent action (it counts toward ``max_steps``); see the class docstring for the return values."""
         if not self._reset_done:
             raise DesktopEnvError("step() called before reset(): call env.reset() first")
-        if counts_as_step:
-            self._steps += 1
-        info: dict[str, Any] = {"step": self._steps}
-        error = ""
-        terminated = False
+        self._steps += 1
+        info, error, terminated = self._act(action, may_end=True)
         reward = 0.0
-        t0 = time.monotonic()
-        try:
-            parsed = parse_action(action, self.action_space_name, self.screen)
-        except InvalidAction as exc:
-            parsed, error = None, f"invalid action: {exc}"
-        if parsed is not None:
-            self._last_action = parsed.kind if parsed.kind in ("DONE", "FAIL") else action
-            self._actions.append(action)
-            try:
-                error = self._execute(parsed)
-            except GuestServerError as exc:
-                self._raise_if_vm_died(exc)
-                error = f"the in-VM server failed to run the action: {exc}"
-                if exc.status is None:
-                    info["server_healthy"] = self.server_healthy()
-                    if not info["server_healthy"]:
-                        error += "; its health check does not answer either (reset() reverts to the snapshot)"
-            if parsed.kind in ("DONE", "FAIL"):
-                terminated = True
-        info["action_s"] = time.monotonic() - t0
         truncated = not terminated and self._steps >= self.max_steps
         if terminated or truncated:
             verdict = self.evaluate()
@@ -272,6 +249,57 @@ class DesktopEnv(gym.Env):
         info["done"] = terminated or truncated
         return obs, reward, terminated, truncated, info
 
+    def perform(self, action) -> tuple[dict, dict]:
+        """Run one action as input that is not an agent step: it uses up none of ``max_steps``, never
+        ends the episode and never scores (``DONE`` and ``FAIL`` are refused as invalid).
+
+        For a caller acting on the agent's behalf with several input events where the episode counts
+        one step: the reference-solution replay (:mod:`desktop_env.replay`) sends a GUI step's
+        scrolls, presses and moves through here and its final event through :meth:`step`.
+
+        Returns:
+            ``(obs, info)``: the observation after the action and ``info`` as :meth:`step` gives it
+            (``step``: the agent steps so far, unchanged; ``action_s``; ``error`` when the action
+            failed; ``done``: always False). An invalid action never raises.
+        """
+        if not self._reset_done:
+            raise DesktopEnvError("perform() called before reset(): call env.reset() first")
+        info, error, _ = self._act(action, may_end=False)
+        if error:
+            info["error"] = error
+        obs = self._observe(error)
+        info["done"] = False
+        return obs, info
+
+    def _act(self, action, may_end: bool) -> tuple[dict, str, bool]:
+        """Parse and run ``action``; returns ``(info, error, terminated)`` (DONE/FAIL terminate when ``may_end``)."""
+        info: dict[str, Any] = {"step": self._steps}
+        error = ""
+        terminated = False
+        t0 = time.monotonic()
+        try:
+            parsed = parse_action(action, self.action_space_name, self.screen)
+        except InvalidAction as exc:
+            parsed, error = None, f"invalid action: {exc}"
+        if parsed is not None and not may_end and parsed.kind in ("DONE", "FAIL"):
+            parsed, error = None, f"invalid action: {parsed.kind} ends the episode; only step() takes it"
+        if parsed is not None:
+            self._last_action = parsed.kind if parsed.kind in ("DONE", "FAIL") else action
+            self._actions.append(action)
+            try:
+                error = self._execute(parsed)
+            except GuestServerError as exc:
+                self._raise_if_vm_died(exc)
+                error = f"the in-VM server failed to run the action: {exc}"
+                if exc.status is None:
+                    info["server_healthy"] = self.server_healthy()
+                    if not info["server_healthy"]:
+                        error += "; its health check does not answer either (reset() reverts to the snapshot)"
+            if parsed.kind in ("DONE", "FAIL"):
+                terminated = True
+        info["action_s"] = time.monotonic() - t0
+        return info, error, terminated
+
     def _execute(self, parsed) -> str:
         if parsed.kind in ("DONE", "FAIL"):
             return ""
@@ -286,12 +314,12 @@ class DesktopEnv(gym.Env):
             return (reply.get("error") or reply.get("message") or reply.get("output") or "action failed").strip()
         return ""
 
-    def run_solution_command(self, command: str | list[str], shell: bool = False, timeout_s: float | None = None) -> dict:
-        """Run one shell step of the task's reference solution in the guest; for the oracle only.
+    def run_command(self, command: str | list[str], shell: bool = False, timeout_s: float | None = None) -> dict:
+        """Run a command in the guest as user ``user``: not an agent action, not a step, never scored.
 
-        Agents have no shell action (``step`` rejects ``{"command": ...}``): the harness calls this
-        for an agent that replays the task's solution and for nothing else. The step is not
-        counted as an agent step and does not score.
+        Agents have no shell action (``step`` rejects ``{"command": ...}``); the harness's agents never
+        reach this. It is for callers driving the env themselves, such as the reference-solution replay
+        (:mod:`desktop_env.replay`), whose shell steps run here.
 
         Args:
             command: an argv list, or a string run by ``sh -c`` when ``shell``.
@@ -302,7 +330,7 @@ class DesktopEnv(gym.Env):
             and stderr) and ``timed_out``.
         """
         if not self._reset_done:
-            raise DesktopEnvError("run_solution_command() called before reset(): call env.reset() first")
+            raise DesktopEnvError("run_command() called before reset(): call env.reset() first")
         seconds = timeout_s if timeout_s is not None else limit("oracle.command")
         try:
             reply = self.controller.execute(command, shell=shell, timeout_s=seconds)

@@ -7,7 +7,7 @@ Modules, each the one owner of its concept:
 - :mod:`~desktop_env.harness.layout`: the results layout (folders, status.json, atomic writes).
 - :mod:`~desktop_env.harness.status`: statuses, their classification, which errors are infrastructure.
 - :mod:`~desktop_env.harness.episode`: one episode (reset, agent steps through ``env.step``, the oracle's
-  shell steps through ``env.run_solution_command``, trajectory, score).
+  shell steps through ``env.run_command``, trajectory, score).
 - :mod:`~desktop_env.harness.jobs`: the job plan (``Job``: what a run still owes) and one job's attempts and
   retries.
 - :mod:`~desktop_env.harness.workers`: worker processes, one VM each, and their signals.

@@ -1,11 +1,9 @@
 """One episode: reset to the task, let the agent act until it ends, record every step, score.
 
-Every agent action goes through ``env.step``. An agent that replays the task's reference solution
-(``agent.replays_solution``: the oracle) may also give shell steps (``{"command", "shell"}``); they go
-through :meth:`DesktopEnv.run_solution_command`, the one way to a guest shell, and GUI steps
-(``{"gui_step": ...}``), which :mod:`desktop_env.harness.gui_replay` locates and acts through
-``env.step``; a failing one stops the episode as a broken task. Any other agent's ``{"command": ...}``
-or ``{"gui_step": ...}`` is an ordinary, invalid action.
+Every action the agent gives is carried out by ``agent.act(env, action, deadline)``: ``env.step`` for
+every agent but the oracle, whose steps (its reference solution's, :mod:`desktop_env.replay`) may be
+shell steps and GUI steps too. For an agent that replays the task's reference solution
+(``agent.replays_solution``) a failing step stops the episode as a broken task.
 """
 from __future__ import annotations
 
@@ -16,14 +14,11 @@ import time
 from pathlib import Path
 
 from desktop_env.harness.config import RunConfig
-from desktop_env.harness.gui_replay import run_gui_step
 from desktop_env.harness.layout import RECORDING_FILE, RESULT_FILE, TRAJECTORY_FILE, now_iso, write_atomic
 from desktop_env.harness.status import TaskTimeout, infra_errors
+from desktop_env.replay import step_failure
 
 log = logging.getLogger(__name__)
-
-#: Characters of a command step's stdout and stderr kept in traj.jsonl (the end of each).
-OUTPUT_TAIL_CHARS = 4000
 
 
 def _jsonable(value) -> bool:
@@ -34,45 +29,11 @@ def _jsonable(value) -> bool:
         return False
 
 
-def _tail(text, limit: int = OUTPUT_TAIL_CHARS) -> str:
-    text = text or ""
-    return text if len(text) <= limit else "[...]" + text[-limit:]
-
-
-def run_command_step(env, action: dict, deadline: float) -> dict:
-    """Run a reference solution's shell step (``{"command", "shell"}``) through ``env.run_solution_command``.
-
-    Returns:
-        the step's ``info`` for traj.jsonl: the command, its exit status, the tails of its
-        stdout and stderr, its duration, and ``time_limit`` (the message) when it was killed
-        at the limit ``oracle.command`` or at the task's deadline.
-    """
-    from desktop_env.limits import TimeLimitExceeded, limit
-
-    command = action["command"]
-    seconds = max(1.0, min(limit("oracle.command"), deadline - time.monotonic() + 5))
-    info: dict = {"command": _tail(command if isinstance(command, str) else " ".join(command), 1000)}
-    t0 = time.monotonic()
-    reply = env.run_solution_command(command, shell=action.get("shell", False), timeout_s=seconds)
-    if reply["timed_out"]:
-        info["time_limit"] = str(TimeLimitExceeded("oracle.command", seconds, f"command {info['command'][:200]!r}"))
-        log.error("%s", info["time_limit"])
-    info.update(command_returncode=reply.get("returncode"), command_stdout=_tail(reply.get("output")),
-                command_stderr=_tail(reply.get("error")), command_s=round(time.monotonic() - t0, 2))
-    return info
-
-
-def step_failure(info: dict) -> str | None:
-    """Why a step failed, from its ``info`` (a time limit, a non-zero exit, an action error), or None."""
-    if info.get("time_limit"):
-        return info["time_limit"]
-    if "command_returncode" in info and info["command_returncode"] != 0:
-        stderr = " ".join((info.get("command_stderr") or "").split())[-600:]
-        return f"command {info.get('command', '')[:200]!r} exited with {info['command_returncode']}" + \
-            (f"; stderr: {stderr}" if stderr else "")
-    if info.get("error"):
-        return str(info["error"])[:800]
-    return None
+def recorded(action):
+    """An action as traj.jsonl records it: a typed step of a reference solution as its ``to_action()``
+    (``{"command", "shell"}``, ``{"gui_step", "index"}`` or the action), any other action as it is."""
+    to_action = getattr(action, "to_action", None)
+    return to_action() if callable(to_action) else action
 
 
 def call_agent(what: str, fn, *args):
@@ -207,22 +168,18 @@ def run_episode(env, agent, task, config: RunConfig, folder: Path, deadline: flo
             last_parse_error = False
             for i, action in enumerate(actions):
                 step += 1
-                if replays_solution and isinstance(action, dict) and "command" in action:
-                    info = run_command_step(env, action, deadline)
-                    reward, terminated, truncated = 0.0, False, False
-                elif replays_solution and isinstance(action, dict) and "gui_step" in action:
-                    obs, reward, terminated, truncated, info = run_gui_step(env, action, deadline)
-                else:
-                    obs, reward, terminated, truncated, info = env.step(action)
+                new_obs, reward, terminated, truncated, info = agent.act(env, action, deadline)
+                obs = obs if new_obs is None else new_obs  # a shell step observes nothing
                 if config.sleep_after_execution:
                     time.sleep(config.sleep_after_execution)
                 shot = f"step_{step}_{stamp()}.png"
                 (folder / shot).write_bytes(env.screenshot_png())
-                last_type = action_struct(action)["type"]
-                record(action, response, turn, i == 0, reward, terminated or truncated, info, shot)
+                as_json = recorded(action)
+                last_type = action_struct(as_json)["type"]
+                record(as_json, response, turn, i == 0, reward, terminated or truncated, info, shot)
                 failure = step_failure(info) if replays_solution else None
                 if failure:
-                    index = action.get("index", i) if isinstance(action, dict) and "gui_step" in action else i
+                    index = getattr(action, "index", i)
                     raise SolutionStepFailed(f"the reference solution's step failed: {failure}",
                                              path=str(task.path) if task.path else task.id,
                                              field=f"solution[{index}]")

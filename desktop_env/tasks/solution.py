@@ -1,11 +1,12 @@
-"""Reference solutions: the items of a task's ``solution`` list, the rules a ``gui`` or ``cli+gui``
-task's solution follows, and the actions the oracle replays.
+"""Reference solutions: the items of a task's ``solution`` list, read into typed steps, and the rules a
+``gui`` or ``cli+gui`` task's solution follows (the replay is :mod:`desktop_env.replay`).
 
 A solution is a list of items of three kinds:
 
-- ``{"action": ..., "action_space": "pyautogui" | "computer_13"}``: one agent action, run with
-  ``env.step`` (``WAIT``/``DONE``/``FAIL`` fit either space);
-- ``{"command": "...", "shell": true}``: a shell step run in the guest (never in a ``gui`` task);
+- ``{"action": ..., "action_space": "pyautogui" | "computer_13"}``: one agent action
+  (:class:`ActionStep`), run with ``env.step`` (``WAIT``/``DONE``/``FAIL`` fit either space);
+- ``{"command": "...", "shell": true}``: a shell step (:class:`ShellStep`) run in the guest (never in a
+  ``gui`` task);
 - ``{"gui": ACT, ...}``: a GUI step (:class:`GuiStep`): it *locates* its target when it is replayed,
   through the accessibility tree (desktop apps) or the page's DOM over the DevTools protocol (pages
   in Chromium), then acts on it with ordinary input events at screen coordinates; ``wait`` polls a
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from desktop_env.errors import TaskConfigError
 
@@ -257,15 +258,25 @@ class GuiStep:
     timeout_s: float | None = None
     essential: bool = False
     note: str = ""
+    #: its place in the solution list, and the item as written (what a trajectory records)
+    index: int = 0
+    source: dict = field(default_factory=dict, repr=False, compare=False)
+
+    kind: ClassVar[str] = "gui"
+    is_gui: ClassVar[bool] = True
 
     @classmethod
-    def from_json(cls, data: dict, where=None, field_: str = "solution[0]") -> "GuiStep":
-        """Parse a ``{"gui": ...}`` item.
+    def from_json(cls, data: dict, where=None, field_: str | None = None, index: int = 0) -> "GuiStep":
+        """Parse a ``{"gui": ...}`` item, the solution's item number ``index``.
+
+        Args:
+            field_: the item's field in messages (default ``solution[index]``).
 
         Raises:
             TaskConfigError: an unknown act (with a close match), a missing or unknown key, or a
                 malformed value, naming the field.
         """
+        field_ = field_ or f"solution[{index}]"
         act = data.get("gui")
         if act not in GUI_ACTS:
             import difflib
@@ -281,7 +292,8 @@ class GuiStep:
         if extra:
             raise _err(f"a {act} step does not take {', '.join(sorted(extra))} (takes "
                        f"{', '.join((*required, *optional, 'timeout_s', 'essential', 'note'))})", where, field_)
-        step = cls(act=act, essential=data.get("essential", False), note=data.get("note", ""))
+        step = cls(act=act, essential=data.get("essential", False), note=data.get("note", ""), index=index,
+                   source=data)
         if not isinstance(step.essential, bool):
             raise _err(f"must be true or false, got {step.essential!r}", where, f"{field_}.essential")
         if "timeout_s" in data:
@@ -342,6 +354,10 @@ class GuiStep:
             return f"scroll {self.amount}" + (f" over{what}" if what else "")
         return f"{self.act}{what}"
 
+    def to_action(self) -> dict:
+        """The step as the harness records it in traj.jsonl: ``{"gui_step": ITEM, "index": i}``."""
+        return {"gui_step": self.source, "index": self.index}
+
     def opens_terminal(self) -> bool:
         """True for a step that types into, or opens, a terminal (not GUI work)."""
         if any(t is not None and t.kind == "a11y" and t.role == "terminal" for t in (self.target, self.to)):
@@ -359,32 +375,52 @@ def chord_keys(chord: str) -> list[str]:
 
 
 @dataclass
-class SolutionItem:
-    """One item of a solution: ``kind`` is ``action``, ``command`` or ``gui``; ``index`` its place in the list."""
+class ActionStep:
+    """``{"action": ..., "action_space": ...}``: one agent action of a solution, run with ``env.step``."""
 
-    kind: str
-    index: int
-    raw: dict
-    gui: GuiStep | None = None
+    action: Any
+    action_space: str = "pyautogui"
+    index: int = 0
+    essential: bool = False
 
-    @property
-    def essential(self) -> bool:
-        return bool(self.raw.get("essential", False))
+    kind: ClassVar[str] = "action"
 
     @property
     def is_gui(self) -> bool:
-        """An item acting through the GUI (a ``gui`` step or an agent action other than WAIT/DONE/FAIL)."""
-        if self.kind == "gui":
-            return True
-        if self.kind != "action":
-            return False
-        action = self.raw["action"]
+        """Whether it acts through the GUI (any action but WAIT/DONE/FAIL)."""
+        action = self.action
         return not (isinstance(action, str) and action in ("WAIT", "DONE", "FAIL")) and not (
             isinstance(action, dict) and action.get("action_type") in ("WAIT", "DONE", "FAIL"))
 
+    def to_action(self):
+        """The step as the harness records it in traj.jsonl: the action as written."""
+        return self.action
 
-def solution_items(task) -> list[SolutionItem]:
-    """The task's reference solution, read and checked against the rules above.
+
+@dataclass
+class ShellStep:
+    """``{"command": ..., "shell": bool}``: a command of a solution run in the guest as user ``user``
+    (an argv list, or a string run by ``sh -c`` when ``shell``); never essential, never GUI work."""
+
+    command: str | list[str]
+    shell: bool = False
+    index: int = 0
+
+    kind: ClassVar[str] = "command"
+    essential: ClassVar[bool] = False
+    is_gui: ClassVar[bool] = False
+
+    def to_action(self) -> dict:
+        """The step as the harness records it in traj.jsonl: ``{"command", "shell"}``."""
+        return {"command": self.command, "shell": self.shell}
+
+
+#: One step of a reference solution, as :func:`solution_items` reads it.
+SolutionStep = ActionStep | ShellStep | GuiStep
+
+
+def solution_items(task) -> list[SolutionStep]:
+    """The task's reference solution as typed steps, read and checked against the rules above.
 
     Raises:
         TaskConfigError: no solution, a malformed item, or a rule broken (naming the item).
@@ -419,13 +455,13 @@ def solution_items(task) -> list[SolutionItem]:
             if item.get("essential"):
                 raise _err("is a command marked essential: essential marks the GUI steps of a `cli+gui` task",
                            where, f"{field_}.essential")
-            out.append(SolutionItem("command", i, item))
+            out.append(ShellStep(item["command"], bool(item.get("shell", False)), i))
         elif kind == "gui":
-            step = GuiStep.from_json(item, where, field_)
+            step = GuiStep.from_json(item, where, field_, index=i)
             if gui_task and step.opens_terminal():
                 raise _err("opens or types into a terminal, which is not GUI work in a task tagged `gui`",
                            where, field_)
-            out.append(SolutionItem("gui", i, item, step))
+            out.append(step)
         else:
             code = item["action"]
             if gui_task and isinstance(code, str):
@@ -433,43 +469,11 @@ def solution_items(task) -> list[SolutionItem]:
                 if bad:
                     raise _err(f"uses {bad.group(0)!r}: a `gui` task's solution acts through input events only "
                                "(wait for a window or file with a {\"gui\": \"wait\", ...} step)", where, field_)
-            out.append(SolutionItem("action", i, item))
+            out.append(ActionStep(code, item.get("action_space", "pyautogui"), i, item.get("essential", False)))
     if "cli+gui" in task.tags and not any(it.essential and it.is_gui for it in out):
         raise _err("a `cli+gui` task marks at least one GUI step `\"essential\": true` (tasks verify replays the "
                    "solution without them, which must score 0.0)", where, "solution")
     return out
-
-
-def solution_actions(task, action_space: str, without_essential: bool = False) -> list:
-    """The reference solution of ``task`` as harness actions: agent actions as written, shell steps as
-    ``{"command", "shell"}``, GUI steps as ``{"gui_step": item, "index": i}`` (the harness locates and
-    acts, see :mod:`desktop_env.harness.gui_replay`).
-
-    Args:
-        without_essential: leave out the items marked ``essential`` (the ablated replay of ``tasks verify``).
-
-    Raises:
-        TaskConfigError: see :func:`solution_items`, or an action written for another action space.
-    """
-    where = str(task.path) if task.path else task.id
-    actions = []
-    for item in solution_items(task):
-        if without_essential and item.essential:
-            continue
-        if item.kind == "command":
-            actions.append({"command": item.raw["command"], "shell": bool(item.raw.get("shell", False))})
-        elif item.kind == "gui":
-            actions.append({"gui_step": item.raw, "index": item.index})
-        else:
-            action = item.raw["action"]
-            space = item.raw.get("action_space", "pyautogui")
-            special = (isinstance(action, str) and action in ("WAIT", "DONE", "FAIL")) or (
-                isinstance(action, dict) and action.get("action_type") == "WAIT")
-            if space != action_space and not special:
-                raise _err(f"is written for action space {space!r}; run with --action_space {space}",
-                           where, f"solution[{item.index}]")
-            actions.append(action)
-    return actions
 
 
 def interface_of(task) -> str | None:

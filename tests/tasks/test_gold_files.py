@@ -94,7 +94,7 @@ def test_evaluators_pass_what_the_app_saved_and_fail_the_start(pair):
     saved file only, or the replay could end before the app has saved (the AutoFilter task once waited
     for 'autoFilter', which openpyxl's workbook.xml already says; the portrait deck for a height the
     start deck's notes page already had)."""
-    from desktop_env.envs.locate import file_contains
+    from desktop_env.replay.locate import file_contains
     from desktop_env.tasks import load_task
     from evaluation_examples.generators.common import EXAMPLES, task_id
 

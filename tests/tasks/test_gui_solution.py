@@ -7,7 +7,8 @@ import pytest
 
 from desktop_env.errors import TaskConfigError
 from desktop_env.tasks import TaskSpec
-from desktop_env.tasks.solution import (Condition, GuiStep, Target, chord_keys, interface_of, solution_actions,
+from desktop_env.replay import solution_steps
+from desktop_env.tasks.solution import (Condition, GuiStep, ShellStep, Target, chord_keys, interface_of,
                                         solution_items)
 
 
@@ -117,9 +118,11 @@ def test_a_cli_gui_task_marks_an_essential_gui_step():
     mixed[1]["essential"] = True
     task = _task(mixed, tags=("cli+gui",))
     assert [i.essential for i in solution_items(task)] == [False, True]
-    assert solution_actions(task, "pyautogui") == [{"command": "dbt build", "shell": True},
-                                                   {"gui_step": mixed[1], "index": 1}]
-    assert solution_actions(task, "pyautogui", without_essential=True) == [{"command": "dbt build", "shell": True}]
+    steps = solution_steps(task, "pyautogui")
+    assert steps[0] == ShellStep("dbt build", shell=True, index=0)
+    assert [s.to_action() for s in steps] == [{"command": "dbt build", "shell": True},
+                                              {"gui_step": mixed[1], "index": 1}]
+    assert solution_steps(task, "pyautogui", without_essential=True) == [ShellStep("dbt build", True, 0)]
     with pytest.raises(TaskConfigError, match="command marked essential"):
         solution_items(_task([{"command": "x", "essential": True}, mixed[1]], tags=("cli+gui",)))
     assert interface_of(task) == "cli+gui"
@@ -133,8 +136,8 @@ def test_an_item_is_one_kind():
 # -- what a located step does ---------------------------------------------------------------------------
 
 def test_located_steps_become_computer_13_actions_in_either_space():
-    from desktop_env.envs.locate import Box
-    from desktop_env.harness.gui_replay import _acts, as_action
+    from desktop_env.replay.locate import Box
+    from desktop_env.replay.gui import _acts, as_action
 
     box = Box(100, 200, 50, 20)
     click = GuiStep.from_json({"gui": "click", "target": {"css": "a"}, "at": [0, 0]})
@@ -161,7 +164,7 @@ def test_located_steps_become_computer_13_actions_in_either_space():
 
 
 def test_file_contains_reads_zip_documents():
-    from desktop_env.envs.locate import file_contains
+    from desktop_env.replay.locate import file_contains
 
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as z:
@@ -173,7 +176,7 @@ def test_file_contains_reads_zip_documents():
 
 def test_a11y_targets_match_the_showing_elements_of_the_tree():
     from desktop_env.a11y_tree import parse_elements
-    from desktop_env.envs.locate import _a11y_matches
+    from desktop_env.replay.locate import _a11y_matches
 
     xml = (TREE_HEAD +
            '<push-button name="Save" st:showing="true" st:visible="true" cp:screencoord="(10, 20)" cp:size="(80, 30)"/>'
@@ -199,7 +202,7 @@ def test_a11y_targets_match_the_showing_elements_of_the_tree():
 def test_a_failed_look_says_when_the_servers_walk_was_cut_short():
     """A target missing from a tree the server stopped reading (its time or node limit) is not absent
     from the screen: the locator's reason says so, or a slow walk reads as a wrong target."""
-    from desktop_env.envs.locate import Locator
+    from desktop_env.replay.locate import Locator
 
     xml = (TREE_HEAD +
            '<push-button name="Save" st:showing="true" st:visible="true" cp:screencoord="(10, 20)" cp:size="(80, 30)"/>'
@@ -225,7 +228,7 @@ def test_a_wait_for_a_target_to_go_away_needs_a_look_that_read_the_screen():
     """Only a look that read the tab's page (or the whole tree) and did not find the target proves it went
     away: a page DevTools could not read, a tree that could not be read or whose walk was cut short, says
     nothing, so a wait for it to go away goes on looking."""
-    from desktop_env.envs.locate import Locator
+    from desktop_env.replay.locate import Locator
     from desktop_env.tasks.solution import Condition
 
     dialog = ('<dialog name="Find and Replace" st:showing="true" st:visible="true" cp:screencoord="(0, 0)" '

@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from desktop_env.agents.simple import solution_actions
 from desktop_env.errors import TaskConfigError
+from desktop_env.replay import ShellStep, solution_steps
 from desktop_env.tasks import TaskSpec, find_task_files, load_index, load_task, task_file_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -16,7 +16,7 @@ def test_task_has_a_replayable_solution(path):
     task = load_task(path)
     space = "computer_13" if any(isinstance(i, dict) and i.get("action_space") == "computer_13"
                                  for i in task.extra.get("solution", [])) else "pyautogui"
-    assert solution_actions(task, space)
+    assert solution_steps(task, space)
 
 
 def test_smoke_index_points_at_files():
@@ -30,12 +30,12 @@ def test_gui_task_rejects_command_solutions():
                                "evaluator": {"func": "infeasible"},
                                "solution": [{"command": "touch /tmp/x", "shell": True}]})
     with pytest.raises(TaskConfigError, match="tagged `gui`"):
-        solution_actions(task, "pyautogui")
+        solution_steps(task, "pyautogui")
     task.tags = ["cli"]
-    assert solution_actions(task, "pyautogui") == [{"command": "touch /tmp/x", "shell": True}]
+    assert solution_steps(task, "pyautogui") == [ShellStep("touch /tmp/x", shell=True, index=0)]
     task.extra["solution"] = [{"action_space": "computer_13", "action": {"action_type": "CLICK"}}]
     with pytest.raises(TaskConfigError, match="--action_space computer_13"):
-        solution_actions(task, "pyautogui")
+        solution_steps(task, "pyautogui")
 
 
 def test_file_urls_with_escapes_resolve():

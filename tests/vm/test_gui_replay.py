@@ -9,7 +9,7 @@ import pytest
 
 from desktop_env.errors import SolutionStepFailed
 from desktop_env.harness.config import RunConfig
-from desktop_env.harness.gui_replay import run_gui_step
+from desktop_env.replay import GuiStep, Replayer
 
 pytestmark = pytest.mark.vm
 
@@ -40,7 +40,7 @@ def env(base_image):
 
 
 def _step(env, item: dict, index: int = 0):
-    return run_gui_step(env, {"gui_step": item, "index": index}, time.monotonic() + 900)
+    return Replayer(env).run(GuiStep.from_json(item, index=index), time.monotonic() + 900)
 
 
 def test_a_page_element_is_found_through_the_dom_scrolled_into_view_and_clicked(env):

@@ -534,16 +534,19 @@ def test_a_spreadsheet_s_cells_are_read_last_or_left_out(client, server, apps, x
 # -- GUI-step replay on a page still laying out ---------------------------------------------------
 
 class _ReplayEnv:
-    """What ``run_gui_step`` needs of an environment: a controller, DevTools and pyautogui actions."""
+    """What the replay of a GUI step needs of an environment: a controller, DevTools, step and perform."""
 
     action_space_name = "pyautogui"
 
     def __init__(self, client, cdp_url: str):
         self.controller, self.cdp_url, self.screen = client, cdp_url, SCREEN
 
-    def step(self, code, counts_as_step=True):
+    def step(self, code):
         reply = self.controller.run_pyautogui(code)
         return {}, 0.0, False, False, {"error": reply.get("error")} if reply.get("returncode") else {}
+
+    def perform(self, code):
+        return self.step(code)[::4]
 
     def observe(self):
         return {}
@@ -565,7 +568,7 @@ def _click_go_after_start(client, cdp: str, page_name: str) -> dict:
     """Call the page's ``start()`` once Chromium answers, then replay a click on its #go; returns the step's info."""
     from playwright.sync_api import sync_playwright
 
-    from desktop_env.harness.gui_replay import run_gui_step
+    from desktop_env.replay import GuiStep, Replayer
 
     def started():
         with sync_playwright() as pw:
@@ -575,8 +578,8 @@ def _click_go_after_start(client, cdp: str, page_name: str) -> dict:
             return True
 
     wait_until(lambda: _quietly(started), 90, "Chromium's DevTools and the page", interval_s=1.0)
-    _, _, _, _, info = run_gui_step(_ReplayEnv(client, cdp), {"gui_step": {"gui": "click", "target": {"css": "#go"}},
-                                                              "index": 0}, time.monotonic() + 90)
+    step = GuiStep.from_json({"gui": "click", "target": {"css": "#go"}})
+    _, _, _, _, info = Replayer(_ReplayEnv(client, cdp)).run(step, time.monotonic() + 90)
     return info
 
 
@@ -632,7 +635,7 @@ def test_a_click_waits_for_a_paused_animation_to_play(client, apps, xsession, tm
 def test_a_page_drag_drops_right_after_the_page_shows(client, apps, xsession, tmp_path):
     """HTML5 drag and drop (react-dnd's backend, Superset's chart editor): the drag starts as soon as the
     page answers, the page is seen starting the drag and dragging over the drop target, and the drop lands."""
-    from desktop_env.harness.gui_replay import run_gui_step
+    from desktop_env.replay import GuiStep, Replayer
 
     page = tmp_path / "dnd.html"
     page.write_text("<!doctype html><title>dnd</title><body style='margin:0'>"
@@ -642,9 +645,9 @@ def test_a_page_drag_drops_right_after_the_page_shows(client, apps, xsession, tm
                     "zone.ondragover = e => e.preventDefault();"
                     "zone.ondrop = e => { e.preventDefault(); document.title = 'dropped ' + "
                     "e.dataTransfer.getData('text/plain'); };</script>")
-    step = {"gui": "drag", "target": {"css": "#item"}, "to": {"css": "#zone"}}
-    _, _, _, _, info = run_gui_step(_ReplayEnv(client, _page_in_chromium(apps, tmp_path, page)),
-                                    {"gui_step": step, "index": 0}, time.monotonic() + 120)
+    step = GuiStep.from_json({"gui": "drag", "target": {"css": "#item"}, "to": {"css": "#zone"}})
+    _, _, _, _, info = Replayer(_ReplayEnv(client, _page_in_chromium(apps, tmp_path, page))).run(
+        step, time.monotonic() + 120)
     assert "error" not in info, info
     assert info.get("drag_started") and info.get("drag_over"), info
     wait_until(lambda: any(t.startswith("dropped status") for t in xsession.window_titles()), 20,

@@ -1,6 +1,7 @@
 """Finding what a GUI step acts on, read-only: elements of the accessibility tree (desktop apps),
 elements of a page's DOM over the DevTools protocol (pages in Chromium), windows by title, files,
-open tabs, and whether the desktop is idle. Nothing here changes the guest: acting is ``env.step``'s.
+open tabs, and whether the desktop is idle. Nothing here changes the guest: acting is
+:mod:`desktop_env.replay.gui`'s.
 
 A page element's screen position is its box in the page plus where the page's viewport sits on the
 screen (the window's position and its frame, read from the page's ``window``), at the page zoom of

@@ -1,6 +1,7 @@
 """Replaying the GUI steps of a reference solution: locate the target (polling until the step's
-deadline), then act on it with ordinary input events through ``env.step``; ``wait`` polls its
-condition. Never a fixed sleep.
+deadline), then act on it with ordinary input events: the step's last event through ``env.step`` (one GUI
+step is one step of the episode), those before it through ``env.perform``; ``wait`` polls its condition.
+Never a fixed sleep.
 
 Each act is issued as computer_13 actions (``CLICK`` at x, y, ``DRAG_TO``, ``TYPING``, ``HOTKEY``,
 ``SCROLL``), as pyautogui code when the environment's action space is pyautogui, so the oracle
@@ -12,7 +13,7 @@ from __future__ import annotations
 import logging
 import time
 
-from desktop_env.envs.locate import Found, Locator
+from desktop_env.replay.locate import Found, Locator
 from desktop_env.limits import limit
 from desktop_env.tasks.solution import GuiStep, Target, chord_keys
 
@@ -40,8 +41,21 @@ def as_action(c13: dict, env):
     return typing_code(parsed.text) if parsed.kind == "typing" else parsed.code
 
 
-def run_gui_step(env, action: dict, deadline: float):
-    """Replay one GUI step (``{"gui_step": item, "index": i}`` from :func:`solution_actions`).
+def _send(env, c13: dict, final: bool = False):
+    """Send one input event of a GUI step: its ``final`` one through ``env.step`` (the GUI step is one step
+    of the episode), the others through ``env.perform`` (input that is no agent step).
+
+    Returns:
+        ``(obs, reward, terminated, truncated, info)`` like ``env.step`` (for ``perform``: 0.0, False, False).
+    """
+    if final:
+        return env.step(as_action(c13, env))
+    obs, info = env.perform(as_action(c13, env))
+    return obs, 0.0, False, False, info
+
+
+def run_gui_step(env, step: GuiStep, deadline: float):
+    """Replay one GUI step of a solution (``step.index`` names it in messages).
 
     Args:
         env: the :class:`~desktop_env.envs.desktop_env.DesktopEnv` of the episode.
@@ -53,8 +67,7 @@ def run_gui_step(env, action: dict, deadline: float):
         ``locate_s`` and ``acted`` (the actions issued); on failure ``info["error"]`` says which step
         gave up on what, and nothing was acted.
     """
-    index = action.get("index", 0)
-    step = GuiStep.from_json(action["gui_step"], None, f"solution[{index}]")
+    index = step.index
     name = "oracle.wait" if step.act == "wait" else "oracle.locate"
     seconds = limit(name, step.timeout_s)
     end = min(time.monotonic() + seconds, deadline)
@@ -97,7 +110,7 @@ def run_gui_step(env, action: dict, deadline: float):
     info["acted"] = acts
     result = None
     for n, c13 in enumerate(acts, 1):  # the GUI step is one step of the episode: its last event counts
-        result = env.step(as_action(c13, env), counts_as_step=n == len(acts))
+        result = _send(env, c13, final=n == len(acts))
         if result[4].get("error") or result[2] or result[3]:
             break
     obs, reward, terminated, truncated, step_info = result
@@ -129,8 +142,8 @@ def _locate(env, loc: Locator, target: Target, end: float, info: dict) -> Found:
         if found.scroll and found.scroll_at and scrolls < MAX_SCROLLS:
             scrolls += 1
             x, y = found.scroll_at
-            env.step(as_action({"action_type": "MOVE_TO", "x": x, "y": y}, env), counts_as_step=False)
-            env.step(as_action({"action_type": "SCROLL", "dy": found.scroll}, env), counts_as_step=False)
+            _send(env, {"action_type": "MOVE_TO", "x": x, "y": y})
+            _send(env, {"action_type": "SCROLL", "dy": found.scroll})
             info["scrolls"] = scrolls
             continue
         if time.monotonic() + POLL_S > end:
@@ -154,7 +167,7 @@ def _page_drag(env, loc: Locator, step: GuiStep, box, to_box, info: dict):
 
     def act(c13: dict, final: bool = False):
         nonlocal last
-        last = env.step(as_action(c13, env), counts_as_step=final)
+        last = _send(env, c13, final)
         info.setdefault("acted", []).append(c13)
         return last[4].get("error") or last[2] or last[3]
 
