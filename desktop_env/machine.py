@@ -83,6 +83,13 @@ class VMSpec:
         forwards: guest TCP port -> host loopback port.
         allow_internet: when False the guest can reach nothing but its forwards.
         vnc: expose a VNC server on 127.0.0.1 (display number from the ports).
+        machine_type: QEMU's machine type; a versioned one (``pc-q35-7.2``, see
+            ``vmstate.qemu_identity``) keeps saved states loadable under a newer QEMU.
+        ram_file: back the guest's RAM with this file instead of anonymous memory (a mapped
+            state's RAM, or the file a VM that will save a mapped state writes its RAM to).
+        ram_shared: with ``ram_file``: True maps it shared (guest writes reach the file: a VM
+            that will save a mapped state); False maps it privately, copy-on-write (a mapped
+            restore: the file never changes and pages load on first touch).
     """
 
     disk: Path
@@ -97,6 +104,9 @@ class VMSpec:
     allow_internet: bool = False
     vnc_port: int | None = None
     disk_format: str = "qcow2"
+    machine_type: str = "q35"
+    ram_file: Path | None = None
+    ram_shared: bool = False
 
     def __post_init__(self):
         self.disk = Path(self.disk)
@@ -106,6 +116,10 @@ class VMSpec:
             raise ValueError(f"cpus={self.cpus} must be at least 1")
         if self.vnc_port is not None and not 5900 <= self.vnc_port <= 65535:
             raise ValueError(f"vnc_port={self.vnc_port} must be in 5900..65535")
+        if self.ram_file is not None:
+            self.ram_file = Path(self.ram_file)
+        elif self.ram_shared:
+            raise ValueError("ram_shared needs a ram_file")
 
 
 def build_command(spec: VMSpec, accel: str, run_dir: Path, incoming: str | None = None) -> list[str]:
@@ -114,7 +128,7 @@ def build_command(spec: VMSpec, accel: str, run_dir: Path, incoming: str | None 
     cmd = [
         find_qemu(),
         "-name", "desktop-env",
-        "-machine", f"q35,accel={accel}",
+        "-machine", f"{spec.machine_type},accel={accel}" + (",memory-backend=pc.ram" if spec.ram_file else ""),
         "-cpu", "host" if accel == "kvm" else "max",
         "-smp", str(spec.cpus),
         "-m", str(spec.memory_mb),
@@ -132,6 +146,11 @@ def build_command(spec: VMSpec, accel: str, run_dir: Path, incoming: str | None 
         "-qmp", f"unix:{run_dir / 'qmp.sock'},server=on,wait=off",
         "-pidfile", str(run_dir / "qemu.pid"),
     ]
+    if spec.ram_file:
+        # prealloc stays off: preallocating would read every page of a mapped state's file.
+        cmd += ["-object", f"memory-backend-file,id=pc.ram,size={spec.memory_mb}M,"
+                           f"mem-path={_option_value(str(spec.ram_file))},share={'on' if spec.ram_shared else 'off'},"
+                           "prealloc=off"]
     netdev = "user,id=net0"
     if not spec.allow_internet:
         netdev += ",restrict=on"
@@ -160,25 +179,33 @@ class QemuMachine:
     """
 
     def __init__(self, spec: VMSpec, run_dir: Path, incoming_state: Path | None = None,
-                 die_with_parent: bool = False):
+                 die_with_parent: bool = False, incoming_mapped: bool = False):
+        if incoming_mapped and (spec.ram_file is None or incoming_state is None):
+            raise ValueError("a mapped restore (incoming_mapped) needs incoming_state and the spec's ram_file")
         self.spec = spec
         self.die_with_parent = die_with_parent
         self.run_dir = Path(run_dir)
         self.incoming_state = incoming_state
+        self.incoming_mapped = incoming_mapped
         self.accel: str | None = None
         self.command: list[str] = []
         self.process: subprocess.Popen | None = None
         self._qmp = None
 
     # -- lifetime -----------------------------------------------------------------
-    def start(self, timeout_s: float = 30.0, restore_timeout_s: float = RESTORE_TIMEOUT_S) -> None:
+    def start(self, timeout_s: float = 30.0, restore_timeout_s: float = RESTORE_TIMEOUT_S,
+              resume: bool = True) -> None:
         """Launch QEMU and connect QMP. With ``incoming_state`` the saved RAM state is
         loaded and the guest resumed; otherwise the guest boots.
+
+        With ``incoming_mapped`` the stream holds only the device state and the guest's RAM
+        is the spec's ``ram_file``, mapped rather than read (see ``vmstate``).
 
         Args:
             timeout_s: limit for QEMU's QMP socket to answer.
             restore_timeout_s: limit for loading ``incoming_state`` (a few seconds on a quiet
                 host; an office image's 715 MiB state took over 30 s once on a loaded one).
+            resume: False leaves a loaded guest paused (to save it again in another form).
 
         Raises:
             VMLaunchError: QEMU exited or QMP did not answer within ``timeout_s``.
@@ -188,6 +215,11 @@ class QemuMachine:
         for name in ("qmp.sock", "qemu.pid"):
             (self.run_dir / name).unlink(missing_ok=True)
         self.accel = resolve_accel(self.spec.accel)
+        if self.incoming_mapped:
+            size, wanted = self.spec.ram_file.stat().st_size, self.spec.memory_mb << 20
+            if size != wanted:
+                raise VMError(f"the RAM file {self.spec.ram_file} holds {size >> 20} MiB but the VM is given "
+                              f"{self.spec.memory_mb} MiB: the state was saved with another memory size")
         incoming = "defer" if self.incoming_state else None
         self.command = build_command(self.spec, self.accel, self.run_dir, incoming)
         log_path = self.run_dir / "qemu.log"
@@ -201,7 +233,7 @@ class QemuMachine:
         try:
             self._connect_qmp(timeout_s)
             if self.incoming_state:
-                self._restore(self.incoming_state, restore_timeout_s)
+                self._restore(self.incoming_state, restore_timeout_s, resume)
         except BaseException:
             self.kill()
             raise
@@ -246,15 +278,22 @@ class QemuMachine:
         raise VMLaunchError(f"QMP socket {sock} did not answer within {timeout_s:.0f} s ({last_error})",
                             self.command, None, self.log_tail())
 
-    def _restore(self, state: Path, timeout_s: float) -> None:
+    def _restore(self, state: Path, timeout_s: float, resume: bool = True) -> None:
         # `exec:cat FILE` streams the saved RAM/device state into the paused VM.
         started = time.monotonic()
+        # Both ends must agree on x-ignore-shared (QEMU checks it): on for a mapped state's stream.
+        self._ignore_shared(self.incoming_mapped)
         self.qmp("migrate-incoming", uri=f"exec:cat {_shell_quote(str(state))}")
         self._wait_migration(timeout_s, incoming=True)
         elapsed = time.monotonic() - started
         if elapsed > 15:
             log.warning("loading the VM state %s took %.0f s (a loaded host?)", state.name, elapsed)
-        self.qmp("cont")
+        if resume:
+            self.qmp("cont")
+
+    def _ignore_shared(self, on: bool) -> None:
+        """Set migration's ``x-ignore-shared``: a shared file-backed RAM is left out of the stream."""
+        self.qmp("migrate-set-capabilities", capabilities=[{"capability": "x-ignore-shared", "state": on}])
 
     def _wait_migration(self, timeout_s: float, incoming: bool = False) -> dict:
         deadline = time.monotonic() + timeout_s
@@ -297,15 +336,20 @@ class QemuMachine:
     def pid(self) -> int | None:
         return self.process.pid if self.process else None
 
-    def save_state(self, path: Path, timeout_s: float = 300.0) -> dict:
+    def save_state(self, path: Path, timeout_s: float = 300.0, mapped: bool = False) -> dict:
         """Pause the guest and write its RAM and device state to ``path``.
 
+        With ``mapped`` the RAM stays in the spec's shared ``ram_file`` and ``path`` gets only
+        the device state (a mapped state: the pair restores by mapping the file, see ``vmstate``).
         The guest stays paused afterwards; the caller quits QEMU and freezes the disk.
         """
+        if mapped and not (self.spec.ram_file and self.spec.ram_shared):
+            raise VMError("a mapped save needs a VM whose RAM is a shared file (VMSpec ram_file, ram_shared=True)")
         path = Path(path)
         tmp = path.with_name(path.name + ".partial")
         tmp.unlink(missing_ok=True)
         self.qmp("stop")
+        self._ignore_shared(mapped)
         # Uncapped bandwidth: the default 128 MiB/s would make a multi-GiB save slow.
         self.qmp("migrate-set-parameters", **{"max-bandwidth": 1 << 40})
         self.qmp("migrate", uri=f"exec:cat > {_shell_quote(str(tmp))}")
@@ -468,6 +512,11 @@ def wait_settled(machine: "QemuMachine", shot: Path, timeout_s: float = 240.0, s
     log.warning("the screen kept changing (or stayed blank) for %.0f s; going on", timeout_s)
     shutil.copy(tmp, shot)
     return False
+
+
+def _option_value(text: str) -> str:
+    """``text`` as a value inside a QEMU ``key=value,...`` option (a comma is doubled)."""
+    return text.replace(",", ",,")
 
 
 def _shell_quote(text: str) -> str:
