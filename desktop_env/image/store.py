@@ -6,6 +6,7 @@ import json
 import logging
 import os
 import shutil
+import subprocess
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,6 +68,19 @@ class ImageInfo:
     def file(self, key: str) -> Path:
         """Absolute path of one of the image's files (disk, kernel, initrd, state, screenshot)."""
         return self.path / self.meta["files"][key]
+
+    def saved_state(self) -> "SavedState":
+        """The image's ``init_state``: a mapped pair (``init_state.bin`` + ``init_state.ram``), or one full
+        stream for an image saved before mapped states (see ``vmstate``)."""
+        from desktop_env.vmstate import SavedState
+
+        files = self.meta["files"]
+        return SavedState(self.file("state"), self.file("ram") if files.get("ram") else None)
+
+    @property
+    def machine_type(self) -> str:
+        """The QEMU machine type its states were saved under (``q35`` for images before it was recorded)."""
+        return self.meta.get("machine_type", "q35")
 
     @property
     def screen(self) -> tuple[int, int]:
@@ -184,11 +198,19 @@ def export_image(ref: str, archive: Path, cache: Path | None = None) -> Path:
     image = resolve_image(ref, cache)
     archive = Path(archive)
     partial = archive.with_name(archive.name + ".partial")
-    with tarfile.open(partial, "w") as tar:
-        for p in export_files(image):
-            rel = p.relative_to(image.path).as_posix()
-            log.info("exporting %s (%d MiB)", rel, p.stat().st_size >> 20)
-            tar.add(p, arcname=f"{image.name}/{rel}")
+    files = export_files(image)
+    for p in files:
+        log.info("exporting %s (%d MiB, %d MiB allocated)", p.relative_to(image.path).as_posix(),
+                 p.stat().st_size >> 20, (p.stat().st_blocks * 512) >> 20)
+    # GNU tar with --sparse: a mapped state's RAM file is mostly holes (Python's tarfile cannot write
+    # them, it can read them back: import_image extracts them as holes again).
+    listing = "\n".join(f"{image.name}/{p.relative_to(image.path).as_posix()}" for p in files) + "\n"
+    result = subprocess.run(["tar", "--create", "--sparse", "--format=gnu", "--file", str(partial),
+                             "--directory", str(image.path.parent), "--no-recursion", "--files-from=-"],
+                            input=listing, capture_output=True, text=True)
+    if result.returncode != 0:
+        partial.unlink(missing_ok=True)
+        raise DesktopEnvError(f"tar could not write {partial}: {result.stderr.strip()[-500:]}")
     digest = _sha256(partial)
     os.replace(partial, archive)
     archive.with_name(archive.name + ".sha256").write_text(f"{digest}  {archive.name}\n")

@@ -140,11 +140,18 @@ def test_store_lists_only_ready_images(tmp_path):
 
 def test_export_import_round_trip_and_checksum(tmp_path):
     src = _fake_image(tmp_path / "a")
+    with open(src / "init_state.ram", "wb") as ram:  # a mapped state's RAM: 256 MiB, one page written
+        ram.truncate(256 << 20)
+        ram.seek(100 << 20)
+        ram.write(b"page" * 1024)
     archive = export_image("base", tmp_path / "base.tar", tmp_path / "a")
     assert (tmp_path / "base.tar.sha256").exists()
+    assert archive.stat().st_size < 16 << 20, "the RAM file's holes are not written out"
     image = import_image(archive, tmp_path / "b")
     for f in src.iterdir():
         assert (image.path / f.name).read_bytes() == f.read_bytes()
+    ram = (image.path / "init_state.ram").stat()
+    assert ram.st_size == 256 << 20 and ram.st_blocks * 512 < 1 << 20, "imported sparse again"
     # A corrupted archive is refused.
     data = bytearray(archive.read_bytes())
     data[600] ^= 0xFF
