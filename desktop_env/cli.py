@@ -80,8 +80,14 @@ def cmd_image_build(args) -> int:
         print(f"  {phase:<12} {secs:7.1f} s")
     print(f"  size on disk: {_human(image.disk_usage())} "
           f"(disk.qcow2 {_human(image.file('disk').stat().st_size)}, "
-          f"ready state {_human(image.file('state').stat().st_size)})")
+          f"ready state {_human(_state_bytes(image))})")
     return 0
+
+
+def _state_bytes(image) -> int:
+    """Bytes the ready state occupies on disk: its stream, and its RAM file's allocated blocks when mapped."""
+    saved = image.saved_state()
+    return saved.stream.stat().st_size + (saved.ram.stat().st_blocks * 512 if saved.mapped else 0)
 
 
 def cmd_image_list(args) -> int:

@@ -20,9 +20,10 @@ from desktop_env.errors import HostToolMissing, VMError, VMLaunchError
 
 log = logging.getLogger(__name__)
 
-#: Bumped whenever the guest-visible device configuration changes: a ready state saved
-#: by one ABI cannot be restored into another, so image hashes include it.
-MACHINE_ABI = "q35-virtio-vga-std-1"
+#: Bumped whenever the guest-visible device configuration or the saved states' form changes: a
+#: ready state saved by one ABI cannot be restored into another, so image hashes include it
+#: (with the versioned machine type, ``vmstate.machine_abi``). 2: RAM in a mapped file.
+MACHINE_ABI = "q35-virtio-vga-std-2-mapped-ram"
 
 GUEST_SERVER_PORT = 5000
 GUEST_CDP_PORT = 9222

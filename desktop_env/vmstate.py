@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from desktop_env.errors import VMError
-from desktop_env.machine import QemuMachine, VMSpec, find_qemu
+from desktop_env.machine import MACHINE_ABI, QemuMachine, VMSpec, find_qemu
 
 log = logging.getLogger(__name__)
 
@@ -151,6 +151,32 @@ def to_full(state: SavedState, spec: VMSpec, run_dir: Path, stream: Path, timeou
     finally:
         machine.stop()
     return SavedState(stream)
+
+
+def machine_abi(identity: QemuIdentity | None = None) -> str:
+    """The guest-visible machine as image identities record it: the device set and the versioned type."""
+    return f"{MACHINE_ABI}/{(identity or qemu_identity()).machine_type}"
+
+
+def saving_spec(spec: VMSpec, ram: Path) -> VMSpec:
+    """``spec`` for a VM that will save a mapped state: its RAM the shared, sparse file ``ram`` (started
+    empty) and the host QEMU's versioned machine type."""
+    ram.unlink(missing_ok=True)
+    ram.touch()
+    return replace(spec, machine_type=qemu_identity().machine_type, ram_file=ram, ram_shared=True)
+
+
+def save_mapped(machine: QemuMachine, stream: Path, timeout_s: float = 300.0) -> dict:
+    """Save ``machine`` (started from :func:`saving_spec`) as a mapped state: ``stream`` plus its RAM file.
+
+    Returns the facts an image or state records: ``save_s``, ``qemu_version``, ``machine_type``.
+    """
+    started = time.monotonic()
+    machine.save_state(stream, timeout_s=timeout_s, mapped=True)
+    save_s = time.monotonic() - started
+    version = machine.qmp("query-version")["qemu"]
+    return {"save_s": round(save_s, 1), "qemu_version": f"{version['major']}.{version['minor']}.{version['micro']}",
+            "machine_type": machine.spec.machine_type, "ram": "mapped"}
 
 
 def allocated(path: Path) -> int:

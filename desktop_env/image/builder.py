@@ -25,7 +25,8 @@ from desktop_env.paths import cache_dir as default_cache_dir
 from desktop_env.paths import invoking_user_home, sudo_caller
 from desktop_env.paths import repo_root
 from desktop_env.ports import PortLease
-from desktop_env.machine import MACHINE_ABI, QemuMachine, VMSpec, wait_settled
+from desktop_env.machine import QemuMachine, VMSpec, wait_settled
+from desktop_env.vmstate import machine_abi, save_mapped, saving_spec
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +111,7 @@ class ImageBuilder:
     def hashes(self) -> tuple[str, str]:
         """(package layer hash, assembly hash) for the current recipe and options."""
         pkg = self.package_hash()
-        return pkg, self.recipe.assembly_hash(pkg, self.screen, self.opt.auth, MACHINE_ABI)
+        return pkg, self.recipe.assembly_hash(pkg, self.screen, self.opt.auth, machine_abi())
 
     def package_hash(self) -> str:
         """This profile's package-layer hash; a derived profile's includes its parent's."""
@@ -431,18 +432,20 @@ class ImageBuilder:
             meta = {
                 "name": name, "profile": self.recipe.name, "ready": True,
                 "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                "package_hash": pkg_hash, "assembly_hash": asm_hash, "machine_abi": MACHINE_ABI,
+                "package_hash": pkg_hash, "assembly_hash": asm_hash, "machine_abi": machine_abi(),
+                "machine_type": boot_info["machine_type"],
                 "suite": self.recipe.suite, "mirror": self.mirror,
                 "screen": self.screen, "memory_mb": self.recipe.memory_mb, "cpus": self.recipe.cpus,
                 "kernel_cmdline": self.recipe.kernel_cmdline,
                 "server_port": self.recipe.server_port, "cdp_port": self.recipe.cdp_port,
                 "auth": self.opt.auth, "token": token if self.opt.auth else None,
                 "files": {"disk": "disk.qcow2", "kernel": kernel.name, "initrd": initrd.name,
-                          "state": "init_state.bin", "screenshot": "ready.png"},
-                "ready_state": {"name": "init_state", "accel": boot_info["accel"],
+                          "state": "init_state.bin", "ram": "init_state.ram", "screenshot": "ready.png"},
+                "ready_state": {"name": "init_state", "accel": boot_info["accel"], "ram": "mapped",
                                 "qemu_version": boot_info["qemu_version"],
                                 "boot_to_ready_s": boot_info["boot_s"], "save_s": boot_info["save_s"]},
                 "sizes": {p.name: p.stat().st_size for p in work.iterdir() if p.is_file()},
+                "allocated": {p.name: p.stat().st_blocks * 512 for p in work.iterdir() if p.is_file()},
                 "build_phases_s": {k: round(v, 1) for k, v in self.phases.items()},
                 "manifest": manifest,
             }
@@ -486,10 +489,10 @@ class ImageBuilder:
     def _first_boot(self, work: Path, kernel: Path, initrd: Path, token: str) -> dict:
         width, height = parse_screen(self.screen)
         with PortLease(self.cache / "run" / "ports", 1) as ports:
-            spec = VMSpec(disk=work / "disk.qcow2", kernel=kernel, initrd=initrd,
-                          cmdline=self.recipe.kernel_cmdline, memory_mb=self.recipe.memory_mb,
-                          cpus=self.recipe.cpus, screen=(width, height), accel=self.opt.accel,
-                          forwards={self.recipe.server_port: ports.ports[0]})
+            spec = saving_spec(VMSpec(disk=work / "disk.qcow2", kernel=kernel, initrd=initrd,
+                                      cmdline=self.recipe.kernel_cmdline, memory_mb=self.recipe.memory_mb,
+                                      cpus=self.recipe.cpus, screen=(width, height), accel=self.opt.accel,
+                                      forwards={self.recipe.server_port: ports.ports[0]}), work / "init_state.ram")
             machine = QemuMachine(spec, work / "boot", die_with_parent=True)
             t0 = time.monotonic()
             log.info("[ready-state] first boot (QEMU, %s)", self.opt.accel)
@@ -500,10 +503,7 @@ class ImageBuilder:
                 boot_s = time.monotonic() - t0
                 wait_settled(machine, work / "ready.png")
                 log.info("[ready-state] desktop settled after %.0f s; saving the ready state", time.monotonic() - t0)
-                t1 = time.monotonic()
-                machine.save_state(work / "init_state.bin")
-                save_s = time.monotonic() - t1
-                version = machine.qmp("query-version")["qemu"]
+                saved = save_mapped(machine, work / "init_state.bin")
             except ImageBuildError:
                 raise
             except Exception as exc:
@@ -513,8 +513,7 @@ class ImageBuilder:
                 machine.stop()
             shutil.copy(work / "boot" / "console.log", self.log_dir / "first-boot-console.log")
             shutil.rmtree(work / "boot", ignore_errors=True)
-        return {"accel": machine.accel, "boot_s": round(boot_s, 1), "save_s": round(save_s, 1),
-                "qemu_version": f"{version['major']}.{version['minor']}.{version['micro']}"}
+        return {"accel": machine.accel, "boot_s": round(boot_s, 1), **saved}
 
     def _wait_guest_ready(self, machine: QemuMachine, port: int, token: str) -> None:
         deadline = time.monotonic() + self.opt.boot_timeout_s

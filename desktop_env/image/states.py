@@ -209,9 +209,15 @@ class WarmState:
     meta: dict
 
     @property
-    def ram_file(self) -> Path:
-        """The saved RAM and device state (restored with ``-incoming``)."""
+    def stream_file(self) -> Path:
+        """The saved device state (and, in a state saved before mapped states, the RAM), loaded with ``-incoming``."""
         return self.path / self.meta["files"]["state"]
+
+    @property
+    def ram_file(self) -> Path | None:
+        """The saved RAM, mapped copy-on-write on restore; None in a state saved before mapped states."""
+        name = self.meta["files"].get("ram")
+        return self.path / name if name else None
 
     @property
     def disk_layer(self) -> Path:
@@ -227,8 +233,9 @@ class WarmState:
         return self.recipe_hash == recipe.digest(self.image)
 
     def sizes(self) -> dict[str, int]:
-        """Bytes allocated on disk by the RAM file and the disk layer."""
-        return {"ram": _allocated(self.ram_file), "disk": _allocated(self.disk_layer)}
+        """Bytes allocated on disk by the saved RAM (its file and the stream) and the disk layer."""
+        ram = _allocated(self.stream_file) + (_allocated(self.ram_file) if self.ram_file else 0)
+        return {"ram": ram, "disk": _allocated(self.disk_layer)}
 
 
 def _allocated(path: Path) -> int:
@@ -294,7 +301,8 @@ def partial_dir(image: ImageInfo, name: str) -> Path:
 
 
 def commit_state(image: ImageInfo, recipe: StateRecipe, work: Path, build_s: float, info: dict) -> WarmState:
-    """Turn a staging folder holding ``state.bin`` and ``disk.qcow2`` into the built state, atomically.
+    """Turn a staging folder holding ``state.bin``, ``disk.qcow2`` and, for a mapped state, ``state.ram``
+    into the built state, atomically.
 
     Args:
         work: the folder from :func:`partial_dir`, filled by the provider's capture.
@@ -313,6 +321,9 @@ def commit_state(image: ImageInfo, recipe: StateRecipe, work: Path, build_s: flo
                   "disk.qcow2": _allocated(work / "disk.qcow2")},
         **info,
     }
+    if (work / "state.ram").is_file():
+        meta["files"]["ram"] = "state.ram"
+        meta["sizes"]["state.ram"] = _allocated(work / "state.ram")
     (work / "state.json").write_text(json.dumps(meta, indent=1, sort_keys=True))
     (work / "state.bin").chmod(0o444)
     (work / "disk.qcow2").chmod(0o444)
@@ -320,7 +331,8 @@ def commit_state(image: ImageInfo, recipe: StateRecipe, work: Path, build_s: flo
     _rmtree(final)
     os.replace(work, final)
     log.info("warm state %s of %s saved (RAM %d MiB, disk layer %d MiB, built in %.0f s)", recipe.name, image.name,
-             meta["sizes"]["state.bin"] >> 20, meta["sizes"]["disk.qcow2"] >> 20, build_s)
+             (meta["sizes"]["state.bin"] + meta["sizes"].get("state.ram", 0)) >> 20, meta["sizes"]["disk.qcow2"] >> 20,
+             build_s)
     return WarmState(image, recipe.name, final, meta)
 
 

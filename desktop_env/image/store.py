@@ -77,6 +77,18 @@ class ImageInfo:
         files = self.meta["files"]
         return SavedState(self.file("state"), self.file("ram") if files.get("ram") else None)
 
+    def vm_spec(self, disk: Path, **overrides) -> "VMSpec":
+        """The VM its states were saved from (kernel, RAM, CPUs, screen, machine type) on ``disk``;
+        ``overrides`` set any other VMSpec field (forwards, accel, VNC)."""
+        from desktop_env.machine import VMSpec
+
+        files = self.meta["files"]
+        fields = dict(disk=disk, kernel=self.file("kernel") if files.get("kernel") else None,
+                      initrd=self.file("initrd") if files.get("initrd") else None,
+                      cmdline=self.meta["kernel_cmdline"], memory_mb=self.meta["memory_mb"], cpus=self.meta["cpus"],
+                      screen=self.screen, machine_type=self.machine_type)
+        return VMSpec(**{**fields, **overrides})
+
     @property
     def machine_type(self) -> str:
         """The QEMU machine type its states were saved under (``q35`` for images before it was recorded)."""
@@ -132,11 +144,12 @@ def check_restorable(image: ImageInfo, screen_size: tuple[int, int] | None = Non
         ScreenSizeMismatch: its ready state froze another screen size.
     """
     from desktop_env.errors import ScreenSizeMismatch
-    from desktop_env.machine import MACHINE_ABI
+    from desktop_env.vmstate import machine_abi
 
-    if image.meta.get("machine_abi") != MACHINE_ABI:
+    if image.meta.get("machine_abi") != machine_abi():
         raise ImageNotFound(f"image {image.name} was built for machine ABI {image.meta.get('machine_abi')}, "
-                            f"this version uses {MACHINE_ABI}; rebuild it: desktop-env image build --profile "
+                            f"this version and this host's QEMU use {machine_abi()} (a saved state loads only into "
+                            f"the machine type and form that saved it); rebuild it: desktop-env image build --profile "
                             f"{image.profile}")
     if screen_size is not None and tuple(screen_size) != image.screen:
         w, h = screen_size
@@ -180,10 +193,37 @@ def remove_image(ref: str, cache: Path | None = None) -> Path:
     return image.path
 
 
+#: init_state as one full stream, made on demand beside a mapped one (:func:`full_state_file`); not exported.
+FULL_STATE = "init_state.full.bin"
+
+
+def full_state_file(image: ImageInfo) -> Path:
+    """``image``'s init_state as one full migration stream (RAM included), for consumers that cannot map
+    a RAM file (libvirt's save images): the image's own file when it was saved before mapped states,
+    else made once from the mapped pair (a paused load and save, seconds per GiB) and kept beside it."""
+    import tempfile
+
+    from desktop_env.machine import create_overlay
+    from desktop_env.vmstate import to_full
+
+    saved = image.saved_state()
+    out = image.path / FULL_STATE
+    if not saved.mapped or out.exists():
+        return out if saved.mapped else saved.stream
+    with tempfile.TemporaryDirectory(prefix=".full-", dir=image.path) as tmp:
+        scratch = create_overlay(image.file("disk"), Path(tmp) / "scratch.qcow2")  # the paused guest never writes
+        spec = image.vm_spec(scratch, accel=image.meta["ready_state"]["accel"])
+        to_full(saved, spec, Path(tmp) / "run", Path(tmp) / "full.bin")
+        (Path(tmp) / "full.bin").chmod(0o444)
+        os.replace(Path(tmp) / "full.bin", out)
+    log.info("made %s (one full stream of init_state) for %s: %s", FULL_STATE, image.name, human_size(out.stat().st_size))
+    return out
+
+
 def export_files(image: ImageInfo) -> list[Path]:
     """The files an export carries: the image's own, and each built warm state's (``states/<name>/``);
     never a state being built or a lock file."""
-    out = [p for p in sorted(image.path.iterdir()) if p.is_file()]
+    out = [p for p in sorted(image.path.iterdir()) if p.is_file() and p.name != FULL_STATE]
     states = image.path / "states"
     if states.is_dir():
         for sub in sorted(states.iterdir()):

@@ -209,8 +209,31 @@ def test_export_and_import_carry_the_built_states(tmp_path):
     assert not any("halfway" in n or n.endswith(".lock") for n in names)
     imported = import_image(archive, tmp_path / "b")
     state = st.current_state(imported, _recipe())
-    assert state is not None and state.ram_file.read_bytes() == b"r" * 4096
+    assert state is not None and state.stream_file.read_bytes() == b"r" * 4096 and state.ram_file is None
     assert imported.disk_usage() > image.path.joinpath("disk.qcow2").stat().st_size
+
+
+def test_a_mapped_state_records_its_ram_file_and_exports_it_sparse(tmp_path):
+    image = _image(tmp_path / "a")
+    work = st.partial_dir(image, "citest")
+    (work / "state.bin").write_bytes(b"s" * 512)  # the device state
+    with open(work / "state.ram", "wb") as ram:  # 512 MiB of guest RAM, two pages written
+        ram.truncate(512 << 20)
+        ram.write(b"p" * 4096)
+        ram.seek(300 << 20)
+        ram.write(b"q" * 4096)
+    (work / "disk.qcow2").write_bytes(b"d" * 4096)
+    state = st.commit_state(image, _recipe(), work, 3.0, {"accel": "tcg", "ram": "mapped"})
+    assert state.meta["files"] == {"state": "state.bin", "disk": "disk.qcow2", "ram": "state.ram"}
+    assert state.ram_file == state.path / "state.ram" and state.stream_file == state.path / "state.bin"
+    assert state.sizes()["ram"] < 1 << 20, "allocated bytes, not the RAM file's 512 MiB"
+    archive = export_image(image.name, tmp_path / "img.tar", tmp_path / "a")
+    assert archive.stat().st_size < 4 << 20
+    copy = st.load_state(import_image(archive, tmp_path / "b"), "citest")
+    assert copy.ram_file.stat().st_size == 512 << 20 and copy.sizes()["ram"] < 1 << 20
+    with open(copy.ram_file, "rb") as ram:
+        ram.seek(300 << 20)
+        assert ram.read(4096) == b"q" * 4096
 
 
 def test_remove_state(tmp_path):

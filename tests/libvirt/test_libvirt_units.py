@@ -44,6 +44,8 @@ def test_domain_xml_matches_golden(case):
 def test_domain_xml_pins_the_ready_state_devices():
     root = ET.fromstring(domain_xml("d", UUID, VMSpec(**SPEC), DomainFiles("/d", "/k"), "tcg"))
     assert root.get("type") == "qemu"
+    pinned = ET.fromstring(domain_xml("d", UUID, VMSpec(**SPEC, machine_type="pc-q35-7.2"), DomainFiles("/d"), "tcg"))
+    assert pinned.find("os/type").get("machine") == "pc-q35-7.2", "the image's versioned machine type"
     slots = {el.tag: el.find("address").get("slot") for el in root.find("devices")
              if el.find("address") is not None and el.find("address").get("type") == "pci"}
     assert slots["video"] == "0x01" and slots["disk"] == "0x04" and slots["rng"] == "0x03"

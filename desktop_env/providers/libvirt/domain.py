@@ -105,7 +105,7 @@ def domain_xml(name: str, uuid: str, spec: VMSpec, files: DomainFiles, accel: st
         f"  <memory unit='MiB'>{spec.memory_mb}</memory>",
         f"  <vcpu placement='static'>{spec.cpus}</vcpu>",
         "  <os>",
-        "    <type arch='x86_64' machine='q35'>hvm</type>",
+        f"    <type arch='x86_64' machine='{spec.machine_type}'>hvm</type>",
         *(f"    {b}" for b in boot),
         "  </os>",
         "  <features><acpi/><apic/></features>",

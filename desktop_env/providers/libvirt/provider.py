@@ -241,7 +241,7 @@ class LibvirtProvider(Provider):
         meta = self.image.meta
         return VMSpec(disk=Path("/dev/null"), cmdline=meta["kernel_cmdline"], memory_mb=meta["memory_mb"],
                       cpus=meta["cpus"], screen=self.image.screen, accel=self.accel_resolved or "tcg",
-                      forwards=forwards, allow_internet=self.allow_internet)
+                      forwards=forwards, allow_internet=self.allow_internet, machine_type=self.image.machine_type)
 
     def _restore(self, files: DomainFiles) -> None:
         """Restore the ready state into domain ``domain_name`` (retrying remote port clashes)."""

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Callable
 
 from desktop_env.errors import DesktopEnvError, ImageNotFound
-from desktop_env.image.store import ImageInfo, human_size
+from desktop_env.image.store import ImageInfo, full_state_file, human_size
 
 log = logging.getLogger(__name__)
 
@@ -218,7 +218,7 @@ class HostPool:
                 self._upload(f"{image.name}.vmlinuz", [image.file("kernel")], "raw", progress)
             if image.meta["files"].get("initrd"):
                 self._upload(f"{image.name}.initrd", [image.file("initrd")], "raw", progress)
-            self._upload(f"{image.name}.save", [save_header(template_xml), image.file("state")], "raw", progress)
+            self._upload(f"{image.name}.save", [save_header(template_xml), full_state_file(image)], "raw", progress)
             self._upload(f"{image.name}.ready", [want.encode()], "raw", None)
             self.prune_superseded(image)
             log.info("uploaded image %s to pool %s on %s in %.1f s", image.name, self.name, self.conn.getURI(),

@@ -17,8 +17,9 @@ from desktop_env.errors import HostToolMissing, ImageNotFound, VMError
 from desktop_env.image.store import ImageInfo
 from desktop_env.paths import cache_dir as default_cache_dir
 from desktop_env.ports import PortLease
-from desktop_env.machine import (GUEST_CDP_PORT, GUEST_SERVER_PORT, MACHINE_ABI, QemuMachine, VMSpec,
-                                                create_overlay, wait_settled)
+from desktop_env.machine import (GUEST_CDP_PORT, GUEST_SERVER_PORT, QemuMachine, VMSpec, create_overlay,
+                                 wait_settled)
+from desktop_env.vmstate import machine_abi, save_mapped, saving_spec
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +38,7 @@ def disk_format(path: Path) -> str:
 def foreign_key(path: Path, screen: tuple[int, int], memory_mb: int, cpus: int, token: str | None) -> str:
     """Cache key of a user disk's ready state: the file's identity and the VM's shape."""
     st = path.stat()
-    ident = f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}|{screen}|{memory_mb}|{cpus}|{bool(token)}|{MACHINE_ABI}"
+    ident = f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}|{screen}|{memory_mb}|{cpus}|{bool(token)}|{machine_abi()}"
     return hashlib.sha256(ident.encode()).hexdigest()[:16]
 
 
@@ -93,8 +94,8 @@ def _first_use(path: Path, fmt: str, work: Path, cache_dir, accel: str, screen: 
     disk = create_overlay(path, work / "disk.qcow2", backing_format=fmt)
     runtime = default_cache_dir(cache_dir) / "run"
     with PortLease(runtime / "ports", 1) as ports:
-        spec = VMSpec(disk=disk, memory_mb=memory_mb, cpus=cpus, screen=screen, accel=accel,
-                      forwards={GUEST_SERVER_PORT: ports.ports[0]})
+        spec = saving_spec(VMSpec(disk=disk, memory_mb=memory_mb, cpus=cpus, screen=screen, accel=accel,
+                                  forwards={GUEST_SERVER_PORT: ports.ports[0]}), work / "init_state.ram")
         machine = QemuMachine(spec, work / "boot", die_with_parent=True)
         t0 = time.monotonic()
         machine.start()
@@ -102,24 +103,20 @@ def _first_use(path: Path, fmt: str, work: Path, cache_dir, accel: str, screen: 
             _wait_server(machine, ports.ports[0], token, boot_timeout_s)
             boot_s = time.monotonic() - t0
             wait_settled(machine, work / "ready.png")
-            t1 = time.monotonic()
-            machine.save_state(work / "init_state.bin")
-            save_s = time.monotonic() - t1
-            version = machine.qmp("query-version")["qemu"]
+            saved = save_mapped(machine, work / "init_state.bin")
         finally:
             machine.stop()
         shutil.rmtree(work / "boot", ignore_errors=True)
     meta = {
         "name": f"foreign-{work.name.removesuffix('.partial')}", "profile": "foreign", "ready": True,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "source_disk": str(path.resolve()), "source_format": fmt,
-        "machine_abi": MACHINE_ABI, "screen": f"{screen[0]}x{screen[1]}", "memory_mb": memory_mb, "cpus": cpus,
+        "machine_abi": machine_abi(), "machine_type": saved["machine_type"], "screen": f"{screen[0]}x{screen[1]}", "memory_mb": memory_mb, "cpus": cpus,
         "kernel_cmdline": "", "server_port": GUEST_SERVER_PORT, "cdp_port": GUEST_CDP_PORT,
         "auth": bool(token), "token": token,
         "files": {"disk": "disk.qcow2", "kernel": None, "initrd": None, "state": "init_state.bin",
-                  "screenshot": "ready.png"},
+                  "ram": "init_state.ram", "screenshot": "ready.png"},
         "ready_state": {"name": "init_state", "accel": machine.accel, "boot_to_ready_s": round(boot_s, 1),
-                        "save_s": round(save_s, 1),
-                        "qemu_version": f"{version['major']}.{version['minor']}.{version['micro']}"},
+                        **{k: saved[k] for k in ("save_s", "qemu_version", "ram")}},
     }
     (work / "disk.qcow2").chmod(0o444)
     (work / "metadata.json").write_text(json.dumps(meta, indent=1))

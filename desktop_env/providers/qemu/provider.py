@@ -25,6 +25,7 @@ from desktop_env.paths import ports_dir, runtime_dir
 from desktop_env.providers.base import Endpoint, Provider, register_provider, set_guest_clock, wait_for_server
 from desktop_env.ports import PortLease, lock_is_held
 from desktop_env.machine import QemuMachine, VMSpec, create_overlay, rebase_unsafe as _rebase_unsafe
+from desktop_env.vmstate import SavedState
 
 if TYPE_CHECKING:  # pragma: no cover
     from desktop_env.image.states import WarmState
@@ -284,12 +285,8 @@ class QemuProvider(Provider):
 
     def _spec(self, disk: Path) -> VMSpec:
         meta = self.image.meta
-        files = meta["files"]
-        return VMSpec(
-            disk=disk, kernel=self.image.file("kernel") if files.get("kernel") else None,
-            initrd=self.image.file("initrd") if files.get("initrd") else None,
-            cmdline=meta["kernel_cmdline"], memory_mb=meta["memory_mb"], cpus=meta["cpus"],
-            screen=self.image.screen, accel=self._state_accel(),
+        return self.image.vm_spec(
+            disk, accel=self._state_accel(),
             forwards={meta["server_port"]: self._ports.ports[0], meta["cdp_port"]: self._ports.ports[1]},
             allow_internet=self.allow_internet, vnc_port=self._vnc_port)
 
@@ -315,9 +312,12 @@ class QemuProvider(Provider):
         if self.machine is not None:
             self.machine.kill()
         backing = state.disk_layer if state is not None else self.image.file("disk")
-        ram = state.ram_file if state is not None else self.image.file("state")
+        saved = SavedState(state.stream_file, state.ram_file) if state is not None else self.image.saved_state()
+        if not saved.mapped:
+            log.info("%s is a full stream (saved before mapped states): its RAM is read and copied, not mapped; "
+                     "rebuild it to restore by mapping", saved.stream)
         overlay = create_overlay(backing, self.dir / "overlay.qcow2")
-        self.machine = QemuMachine(self._spec(overlay), self.dir, incoming_state=ram)
+        self.machine = saved.machine(self._spec(overlay), self.dir)
         self.machine.start()
         self.state_name = state.name if state is not None else INIT_STATE
         self._write_state()
@@ -343,23 +343,38 @@ class QemuProvider(Provider):
         return self._restore(state)
 
     def capture_state(self, work: Path) -> dict:
-        """Save the running VM into ``work``: its RAM as ``state.bin`` and its disk writes as
-        ``disk.qcow2`` (backed by the image's disk through a relative path, so the image folder
-        can be exported with it). The VM is stopped afterwards; restore a state to go on
-        (:meth:`restore_state` or :meth:`revert_to_snapshot`)."""
+        """Save the running VM into ``work`` as a mapped state: its RAM as ``state.ram`` (sparse) with its
+        device state as ``state.bin``, and its disk writes as ``disk.qcow2`` (backed by the image's disk
+        through a relative path, so the image folder can be exported with it). The VM is stopped
+        afterwards; restore a state to go on (:meth:`restore_state` or :meth:`revert_to_snapshot`).
+
+        The VM's RAM is a private mapping (or anonymous memory), which QEMU cannot leave out of a
+        stream, so it is saved as one full stream first and then saved again, paused, from a VM whose
+        RAM is the new file (``vmstate.to_mapped``; seconds per GiB)."""
+        from desktop_env.vmstate import to_mapped
+
         if self.machine is None or not self.machine.is_running():
             raise VMError("the VM is not running")
         work = Path(work)
         t0 = time.monotonic()
-        self.machine.save_state(work / "state.bin")
+        full = work / "state.full.bin"
+        self.machine.save_state(full)
         save_s = time.monotonic() - t0
-        accel = self.machine.accel
+        accel, spec = self.machine.accel, self.machine.spec
         self.machine.stop()  # a soft quit: QEMU flushes the overlay before it exits
         layer = work / "disk.qcow2"
         shutil.move(str(self.dir / "overlay.qcow2"), layer)
+        t1 = time.monotonic()
+        scratch = create_overlay(layer, work / "convert.qcow2")  # the paused guest never writes it
+        try:
+            to_mapped(SavedState(full), _plain(spec, scratch), work / "convert", work / "state.bin", work / "state.ram")
+        finally:
+            for leftover in (full, scratch):
+                leftover.unlink(missing_ok=True)
+            shutil.rmtree(work / "convert", ignore_errors=True)
         rel = os.path.relpath(self.image.file("disk"), work)
         _rebase_unsafe(layer, rel)
-        return {"accel": accel, "save_s": round(save_s, 1)}
+        return {"accel": accel, "save_s": round(save_s, 1), "map_s": round(time.monotonic() - t1, 1), "ram": "mapped"}
 
     def _after_restore(self) -> None:
         self.wait_server(self.ready_timeout_s)
@@ -532,3 +547,10 @@ class QemuProvider(Provider):
             state.update(server_port=self._ports.ports[0], cdp_port=self._ports.ports[1], vnc_port=self._vnc_port,
                          token=self.token)
         (self.dir / "state.json").write_text(json.dumps(state, indent=1))
+
+
+def _plain(spec: VMSpec, disk: Path) -> VMSpec:
+    """``spec``'s devices on ``disk``, with no port forwards or VNC (a paused VM that only loads and saves)."""
+    from dataclasses import replace
+
+    return replace(spec, disk=disk, forwards={}, vnc_port=None, ram_file=None, ram_shared=False)
