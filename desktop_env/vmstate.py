@@ -24,14 +24,16 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import re
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from desktop_env.errors import VMError
-from desktop_env.machine import MACHINE_ABI, QemuMachine, VMSpec, find_qemu
+from desktop_env.machine import MACHINE_ABI, QemuMachine, VMSpec, create_overlay, find_qemu
 
 log = logging.getLogger(__name__)
 
@@ -151,6 +153,27 @@ def to_full(state: SavedState, spec: VMSpec, run_dir: Path, stream: Path, timeou
     finally:
         machine.stop()
     return SavedState(stream)
+
+
+#: Suffix of a full stream made on demand beside a mapped state (:func:`full_copy`); never exported.
+FULL_SUFFIX = ".full.bin"
+
+
+def full_copy(state: SavedState, spec: VMSpec, backing: Path, out: Path) -> Path:
+    """``state`` as one full stream: its own stream when it is full, else ``out``, made once (a paused
+    load and save on a scratch overlay of ``backing``; seconds per GiB) and kept for the next call."""
+    if not state.mapped:
+        return state.stream
+    if out.exists():
+        return out
+    with tempfile.TemporaryDirectory(prefix=".full-", dir=out.parent) as tmp:
+        scratch = create_overlay(backing, Path(tmp) / "scratch.qcow2")  # the paused guest never writes it
+        to_full(state, replace(spec, disk=scratch, forwards={}, vnc_port=None), Path(tmp) / "run",
+                Path(tmp) / "full.bin")
+        (Path(tmp) / "full.bin").chmod(0o444)
+        os.replace(Path(tmp) / "full.bin", out)
+    log.info("made %s, %s as one full stream (%d MiB)", out, state.stream.name, out.stat().st_size >> 20)
+    return out
 
 
 def machine_abi(identity: QemuIdentity | None = None) -> str:

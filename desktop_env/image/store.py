@@ -193,42 +193,30 @@ def remove_image(ref: str, cache: Path | None = None) -> Path:
     return image.path
 
 
-#: init_state as one full stream, made on demand beside a mapped one (:func:`full_state_file`); not exported.
-FULL_STATE = "init_state.full.bin"
-
-
 def full_state_file(image: ImageInfo) -> Path:
     """``image``'s init_state as one full migration stream (RAM included), for consumers that cannot map
-    a RAM file (libvirt's save images): the image's own file when it was saved before mapped states,
-    else made once from the mapped pair (a paused load and save, seconds per GiB) and kept beside it."""
-    import tempfile
-
-    from desktop_env.machine import create_overlay
-    from desktop_env.vmstate import to_full
+    a RAM file (libvirt's save images, ``restore="copy"``): the image's own file when it was saved before
+    mapped states, else ``init_state.full.bin``, made once from the mapped pair and kept beside it."""
+    from desktop_env.vmstate import FULL_SUFFIX, full_copy
 
     saved = image.saved_state()
-    out = image.path / FULL_STATE
-    if not saved.mapped or out.exists():
-        return out if saved.mapped else saved.stream
-    with tempfile.TemporaryDirectory(prefix=".full-", dir=image.path) as tmp:
-        scratch = create_overlay(image.file("disk"), Path(tmp) / "scratch.qcow2")  # the paused guest never writes
-        spec = image.vm_spec(scratch, accel=image.meta["ready_state"]["accel"])
-        to_full(saved, spec, Path(tmp) / "run", Path(tmp) / "full.bin")
-        (Path(tmp) / "full.bin").chmod(0o444)
-        os.replace(Path(tmp) / "full.bin", out)
-    log.info("made %s (one full stream of init_state) for %s: %s", FULL_STATE, image.name, human_size(out.stat().st_size))
-    return out
+    if not saved.mapped:
+        return saved.stream
+    spec = image.vm_spec(Path("/dev/null"), accel=image.meta["ready_state"]["accel"])
+    return full_copy(saved, spec, image.file("disk"), image.path / f"init_state{FULL_SUFFIX}")
 
 
 def export_files(image: ImageInfo) -> list[Path]:
     """The files an export carries: the image's own, and each built warm state's (``states/<name>/``);
-    never a state being built or a lock file."""
-    out = [p for p in sorted(image.path.iterdir()) if p.is_file() and p.name != FULL_STATE]
+    never a state being built, a lock file or a full stream made on demand (``*.full.bin``)."""
+    from desktop_env.vmstate import FULL_SUFFIX
+
+    out = [p for p in sorted(image.path.iterdir()) if p.is_file() and not p.name.endswith(FULL_SUFFIX)]
     states = image.path / "states"
     if states.is_dir():
         for sub in sorted(states.iterdir()):
             if sub.is_dir() and not sub.name.endswith(".partial") and (sub / "state.json").is_file():
-                out += [p for p in sorted(sub.iterdir()) if p.is_file()]
+                out += [p for p in sorted(sub.iterdir()) if p.is_file() and not p.name.endswith(FULL_SUFFIX)]
     return out
 
 

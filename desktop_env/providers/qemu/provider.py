@@ -25,7 +25,7 @@ from desktop_env.paths import ports_dir, runtime_dir
 from desktop_env.providers.base import Endpoint, Provider, register_provider, set_guest_clock, wait_for_server
 from desktop_env.ports import PortLease, lock_is_held
 from desktop_env.machine import QemuMachine, VMSpec, create_overlay, rebase_unsafe as _rebase_unsafe
-from desktop_env.vmstate import SavedState
+from desktop_env.vmstate import FULL_SUFFIX, SavedState, full_copy
 
 if TYPE_CHECKING:  # pragma: no cover
     from desktop_env.image.states import WarmState
@@ -33,6 +33,8 @@ if TYPE_CHECKING:  # pragma: no cover
 log = logging.getLogger(__name__)
 
 INIT_STATE = "init_state"
+#: Environment variable: the default of QemuProvider's ``restore`` (``map`` or ``copy``).
+RESTORE_ENV = "DESKTOP_ENV_RESTORE"
 
 # VMs this process owns, stopped at interpreter exit if the caller forgot to (detached
 # VMs are not in here). A process killed outright is covered by cleanup_stale().
@@ -152,6 +154,10 @@ class QemuProvider(Provider):
             init_state is saved on that first use (see ``foreign.py``).
         vm_id: name of the runtime folder (default: random).
         ready_timeout_s: how long to wait for the in-VM server after a restore.
+        restore: ``map`` (default) restores a mapped state by mapping its RAM file copy-on-write;
+            ``copy`` loads it as one full stream instead (the RAM read and copied, as before mapped
+            states; the stream is made once beside the state). Default from ``DESKTOP_ENV_RESTORE``.
+            A state saved before mapped states is always copied. See ``vmstate``.
     """
 
     images = True
@@ -162,7 +168,7 @@ class QemuProvider(Provider):
                  cache_dir: Path | None = None, accel: str = "auto", screen_size: tuple[int, int] | None = None,
                  allow_internet: bool = False, detached: bool = False, vm_id: str | None = None,
                  ready_timeout_s: float = 60.0, headless: bool = True, memory_mb: int = 4096, cpus: int = 2,
-                 server_token: str | None = None, **_ignored):
+                 server_token: str | None = None, restore: str | None = None, **_ignored):
         ref = image if image is not None else (path_to_vm or "base")
         if isinstance(ref, ImageInfo):
             self.image = ref
@@ -181,6 +187,12 @@ class QemuProvider(Provider):
         self.allow_internet = allow_internet
         self.detached = detached
         self.ready_timeout_s = ready_timeout_s
+        self.restore_mode = restore or os.environ.get(RESTORE_ENV) or "map"
+        if self.restore_mode not in ("map", "copy"):
+            raise ValueError(f"restore={self.restore_mode!r} (or {RESTORE_ENV}) must be map or copy")
+        #: Seconds of the last restore's parts: ``qemu_s`` (process start to guest running), ``server_s``
+        #: (to the in-VM server's first answer), ``clock_s``; and ``ram`` (``mapped`` or ``copied``).
+        self.last_restore: dict = {}
         self.vm_id = vm_id or f"{self.image.profile}-{uuid.uuid4().hex[:8]}"
         self.dir = vms_dir(cache_dir) / self.vm_id
         self.machine: QemuMachine | None = None
@@ -312,19 +324,34 @@ class QemuProvider(Provider):
         if self.machine is not None:
             self.machine.kill()
         backing = state.disk_layer if state is not None else self.image.file("disk")
+        saved = self._saved_state(state, backing)
+        overlay = create_overlay(backing, self.dir / "overlay.qcow2")
+        self.machine = saved.machine(self._spec(overlay), self.dir)
+        self.machine.start()
+        t1 = time.monotonic()
+        self.state_name = state.name if state is not None else INIT_STATE
+        self._write_state()
+        self.wait_server(self.ready_timeout_s)
+        t2 = time.monotonic()
+        self._set_guest_clock()
+        elapsed = time.monotonic() - t0
+        self.last_restore = {"qemu_s": round(t1 - t0, 3), "server_s": round(t2 - t1, 3),
+                             "clock_s": round(time.monotonic() - t2, 3), "ram": "mapped" if saved.mapped else "copied"}
+        log.info("VM %s at %s in %.2f s", self.vm_id, self.state_name, elapsed)
+        return elapsed
+
+    def _saved_state(self, state: "WarmState | None", backing: Path) -> SavedState:
+        """What a restore of ``state`` (None: init_state) loads: the mapped pair, or one full stream."""
         saved = SavedState(state.stream_file, state.ram_file) if state is not None else self.image.saved_state()
         if not saved.mapped:
             log.info("%s is a full stream (saved before mapped states): its RAM is read and copied, not mapped; "
                      "rebuild it to restore by mapping", saved.stream)
-        overlay = create_overlay(backing, self.dir / "overlay.qcow2")
-        self.machine = saved.machine(self._spec(overlay), self.dir)
-        self.machine.start()
-        self.state_name = state.name if state is not None else INIT_STATE
-        self._write_state()
-        self._after_restore()
-        elapsed = time.monotonic() - t0
-        log.info("VM %s at %s in %.2f s", self.vm_id, self.state_name, elapsed)
-        return elapsed
+        elif self.restore_mode == "copy":
+            folder = state.path if state is not None else self.image.path
+            out = folder / f"{saved.stream.name.removesuffix('.bin')}{FULL_SUFFIX}"
+            spec = self.image.vm_spec(Path("/dev/null"), accel=self._state_accel())
+            saved = SavedState(full_copy(saved, spec, backing, out))
+        return saved
 
     # -- warm states ----------------------------------------------------------------
     def restore_state(self, state: "WarmState") -> float:
