@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 
 #: Bumped whenever the guest-visible device configuration or the saved states' form changes: a
 #: ready state saved by one ABI cannot be restored into another, so image hashes include it
-#: (with the versioned machine type, ``vmstate.machine_abi``). 2: RAM in a mapped file.
+#: (with the versioned machine type, ``vmstate.machine_abi``). 2: RAM in a mapped file, and a vmgenid device.
 MACHINE_ABI = "q35-virtio-vga-std-2-mapped-ram"
 
 GUEST_SERVER_PORT = 5000
@@ -141,6 +141,10 @@ def build_command(spec: VMSpec, accel: str, run_dir: Path, incoming: str | None 
         "-device", f"VGA,xres={width},yres={height},vgamem_mb=32,edid=on",
         "-device", "qemu-xhci,id=usb", "-device", "usb-tablet,bus=usb.0",
         "-device", "virtio-rng-pci",
+        # A new VM generation ID at each start: the guest kernel (5.18+) reseeds its random number generator
+        # when a restored state sees another ID, so environments restored from one state draw different
+        # random numbers from their first read.
+        "-device", "vmgenid",
         "-drive", f"file={spec.disk},if=none,id=root,format={spec.disk_format},cache=writeback,discard=unmap",
         "-device", "virtio-blk-pci,drive=root",
         "-serial", f"file:{run_dir / 'console.log'}",

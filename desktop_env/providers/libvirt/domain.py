@@ -103,6 +103,7 @@ def domain_xml(name: str, uuid: str, spec: VMSpec, files: DomainFiles, accel: st
         f"  <uuid>{uuid}</uuid>",
         f"  <metadata><desktop-env:owner xmlns:desktop-env='{META_NS}'{owner_attrs}/></metadata>",
         f"  <memory unit='MiB'>{spec.memory_mb}</memory>",
+        "  <genid/>",
         f"  <vcpu placement='static'>{spec.cpus}</vcpu>",
         "  <os>",
         f"    <type arch='x86_64' machine='{spec.machine_type}'>hvm</type>",
