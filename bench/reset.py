@@ -20,7 +20,7 @@ from desktop_env.image.recipe import Recipe  # noqa: E402
 from desktop_env.image.store import resolve_image  # noqa: E402
 from desktop_env.paths import runtime_dir  # noqa: E402
 from desktop_env.ports import PortLease  # noqa: E402
-from desktop_env.machine import QemuMachine, VMSpec, create_overlay  # noqa: E402
+from desktop_env.machine import QemuMachine, create_overlay  # noqa: E402
 from desktop_env.providers.qemu.provider import QemuProvider  # noqa: E402
 
 
@@ -34,9 +34,7 @@ def cold_boot(image, accel: str) -> float:
     with tempfile.TemporaryDirectory(prefix="bench-cold-") as tmp, \
             PortLease(runtime_dir() / "ports", 1) as ports:
         overlay = create_overlay(image.file("disk"), Path(tmp) / "overlay.qcow2")
-        spec = VMSpec(disk=overlay, kernel=image.file("kernel"), initrd=image.file("initrd"),
-                      cmdline=meta["kernel_cmdline"], memory_mb=meta["memory_mb"], cpus=meta["cpus"],
-                      screen=image.screen, accel=accel, forwards={meta["server_port"]: ports.ports[0]})
+        spec = image.vm_spec(overlay, accel=accel, forwards={meta["server_port"]: ports.ports[0]})
         machine = QemuMachine(spec, Path(tmp) / "run")
         t0 = time.perf_counter()
         machine.start()
