@@ -110,6 +110,16 @@ def cmd_image_list(args) -> int:
     return 0
 
 
+def cmd_image_fit(args) -> int:
+    from desktop_env.image.capacity import capacity
+    from desktop_env.image.current import resolve
+
+    image = resolve(args.image or args.profile, args.cache_dir)
+    fit = capacity(image, ["init_state", *(args.state or [])], restore=args.restore)
+    print(fit.explain())
+    return 0
+
+
 def _state_rows(image) -> list[dict]:
     """Every warm state an image's profile declares: built (current or stale) or not."""
     from desktop_env.image.states import load_state, state_recipes
@@ -250,6 +260,16 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--remove", action="store_true", help="delete the built states instead")
     w.add_argument("--accel", default="auto", choices=["auto", "kvm", "tcg"])
     w.set_defaults(func=cmd_image_warm)
+    ft = isub.add_parser("fit", parents=[common], help="how many environments of an image fit in this host's free "
+                         "memory (what run.py caps --num_envs to)")
+    ft.add_argument("--profile", default="base", help="profile whose newest image is used (default: base)")
+    ft.add_argument("--path_to_vm", "--image", dest="image", default=None,
+                    help="image name or folder (overrides --profile)")
+    ft.add_argument("--state", action="append", default=None,
+                    help="a warm state the environments restore (repeatable; init_state is always counted)")
+    ft.add_argument("--restore", choices=["map", "copy"], default=None,
+                    help="how states are restored (default: DESKTOP_ENV_RESTORE, else map)")
+    ft.set_defaults(func=cmd_image_fit)
     lk = isub.add_parser("lock", parents=[common], help="resolve the guest Python packages and write <profile>.lock.json")
     lk.add_argument("--profile", default="base")
     lk.set_defaults(func=cmd_image_lock)

@@ -11,7 +11,7 @@ import multiprocessing
 import queue
 import signal
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from desktop_env.harness.config import RunConfig
@@ -104,6 +104,8 @@ def run_suite(config: RunConfig, report: Report = _log_report) -> RunOutcome:
         return RunOutcome(2)
     if warm:
         image["warm_states"] = warm
+    if todo:
+        config = cap_to_memory(config, len(todo), sorted(warm), report)
     total = len(todo) + done
     skipped = f", {plan.excluded} needing an account skipped" if plan.excluded else ""
     if plan.excluded_offline:
@@ -171,6 +173,27 @@ def prepare_warm_states(config: RunConfig, todo: list[Job], report: Report) -> d
                                  provider_name=config.provider_name)
     return {name: {"tasks": used[name], "reused": row["reused"], "build_s": row["build_s"]}
             for name, row in built.items()}
+
+
+def cap_to_memory(config: RunConfig, tasks: int, warm_states: list[str], report: Report) -> RunConfig:
+    """``config`` with ``num_envs`` lowered to the environments of the run's image that fit in this host's free
+    memory (desktop_env.image.capacity), restored from ``init_state`` and ``warm_states``, reporting why; unchanged
+    for a provider whose VMs do not run on this host."""
+    from desktop_env.registry import PROVIDERS
+
+    wanted = min(config.num_envs, tasks)
+    provider = PROVIDERS[config.provider_name]
+    if wanted < 2 or not (provider.images and provider.local_memory):
+        return config
+    from desktop_env.image.capacity import cap_envs, capacity
+    from desktop_env.image.current import resolve
+
+    fit = capacity(resolve(config.path_to_vm or "base", config.cache_dir), ["init_state", *warm_states])
+    log.info("memory: %s", fit.explain())
+    allowed, message = cap_envs(wanted, fit)
+    if message:
+        report(message)
+    return replace(config, num_envs=allowed) if allowed < wanted else config
 
 
 def _run_jobs(config: RunConfig, todo: list[Job], records: dict, report: Report) -> bool:

@@ -41,9 +41,11 @@ class Provider(abc.ABC):
     #: Capabilities the harness asks for instead of testing the provider's name:
     #: ``images``: it runs the images this project builds (``--path_to_vm`` names one in the local cache), so a
     #: run's manifest records the image's identity; ``warm_states``: it restores (and builds) the images' warm
-    #: states (:meth:`restore_state` and :meth:`capture_state` work).
+    #: states (:meth:`restore_state` and :meth:`capture_state` work); ``local_memory``: its VMs run on this host
+    #: and hold its memory, so a run caps ``--num_envs`` to what fits (desktop_env.image.capacity).
     images: bool = False
     warm_states: bool = False
+    local_memory: bool = False
 
     @abc.abstractmethod
     def start(self) -> None:

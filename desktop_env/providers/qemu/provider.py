@@ -162,6 +162,7 @@ class QemuProvider(Provider):
 
     images = True
     warm_states = True
+    local_memory = True
 
 
     def __init__(self, image: ImageInfo | str | None = None, path_to_vm: str | None = None,
