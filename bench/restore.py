@@ -12,7 +12,9 @@ Part ``memory``: N environments (``--n``, default 1 2 4 6) restored at once from
 (``--memory_state``, default data:superset), by each path: the PSS and RSS of each QEMU process
 (/proc/PID/smaps_rollup) when idle, and after each has done the state's own work (bench/_warm_work.py: for
 superset a chart data query). PSS counts a page shared by k processes as 1/k: the pages of the mapped file
-that no environment wrote are shared through the page cache. A path's N stops at the first N whose
+that no environment wrote are shared through the page cache; the private (anonymous) part is what each
+environment holds for itself (the pages it wrote, QEMU's heap, the TCG buffer), what desktop_env/image/capacity.py
+budgets per environment. A path's N stops at the first N whose
 environments do not all restore (reported), so the table shows the largest N that fit.
 
 Prints one table per part. ``--plan`` prints the states, paths and counts and exits without starting a VM.
@@ -194,16 +196,30 @@ def print_time(rows: list[tuple]) -> None:
 
 def print_memory(ref: str, rows: list[tuple]) -> None:
     print(f"\nMemory per environment restored from {ref} (median over the N QEMU processes)\n")
-    print("| path | N | PSS idle | RSS idle | PSS / guest RAM | PSS after its work | RSS after its work | result |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| path | N | PSS idle | RSS idle | PSS / guest RAM | PSS after its work | RSS after its work | "
+          "private (anonymous) after its work | result |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for path, n, idle, worked, guest_mib, note in rows:
         if idle is None:
-            print(f"| {path} | {n} | - | - | - | - | - | {note} |")
+            print(f"| {path} | {n} | - | - | - | - | - | - | {note} |")
             continue
         pss, rss = (summary([m[k] for m in idle])["median"] / 2**20 for k in ("Pss", "Rss"))
-        after = (" | ".join(f"{summary([m[k] for m in worked])['median'] / 2**20:.0f} MiB" for k in ("Pss", "Rss"))
-                 if worked else "- | -")
+        after = (" | ".join(f"{summary([m[k] for m in worked])['median'] / 2**20:.0f} MiB"
+                            for k in ("Pss", "Rss", "Pss_Anon"))
+                 if worked else "- | - | -")
         print(f"| {path} | {n} | {pss:.0f} MiB | {rss:.0f} MiB | {100 * pss / guest_mib:.0f}% | {after} | {note} |")
+
+
+def print_fit(ref: str) -> None:
+    """What desktop_env.image.capacity says fits now (the cap run.py applies), by each path."""
+    from desktop_env.image.capacity import capacity
+    from desktop_env.image.current import resolve
+
+    image_ref, state = parse_state(ref)
+    image = resolve(image_ref)
+    print(f"\nEnvironments of {image.name} restored from {ref} that fit now (desktop_env.image.capacity):\n")
+    for path in PATHS:
+        print(f"- {path}: {capacity(image, ['init_state', state], restore=path).explain()}")
 
 
 def main() -> int:
@@ -237,6 +253,7 @@ def main() -> int:
         print_time(time_part(states, args.runs))
     if "memory" in parts:
         print_memory(args.memory_state, memory_part(args.memory_state, args.n))
+        print_fit(args.memory_state)
     return 0
 
 
