@@ -35,7 +35,9 @@ log = logging.getLogger(__name__)
 MiB = 1 << 20
 
 #: Part of a guest's RAM an environment is budgeted to write during one task (its private copies of the mapped
-#: pages, or new pages). Measured by bench/restore.py's memory part (docs/benchmarks.md).
+#: pages, or new pages). bench/restore.py's memory part measured 473-528 MiB private per data environment after a
+#: Superset chart query, QEMU and its part-filled TCG buffer included (docs/benchmarks.md); the budget is for a long
+#: task, whose guest rewrites much of its page cache.
 TASK_WRITE_FRACTION = 0.25
 #: QEMU's own memory outside the guest's RAM and the TCG buffer (heap, VGA memory, virtio queues, QMP), measured.
 QEMU_OVERHEAD_MIB = 200
