@@ -31,6 +31,8 @@ LIMITS: dict[str, tuple[float, str]] = {
                                "event)"),
     "setup.open_window": (420.0, "a file opened by the open step showing its window (LibreOffice needs minutes "
                                  "under load)"),
+    "setup.open_render": (120.0, "the window the open step showed drawing its content (not one flat colour, seen "
+                          "from the host); a window still blank then is logged and the task starts"),
     "setup.page_render": (300.0, "the pages a setup step opened in Chromium showing their content (text, steady)"),
     "oracle.command": (1200.0, "one shell command of a reference solution"),
     "oracle.locate": (180.0, "a GUI step of a reference solution finding its target (its own timeout_s is scaled too)"),

@@ -73,6 +73,8 @@ class SetupContext:
         state: scratch space shared by the steps of one episode (e.g. the Chromium launch).
         download_mirror: a ``desktop_env.configs.mirror.Mirror`` serving every URL the task
             fetches (no network access), or None to download through the host.
+        screenshot: a callable returning the screen as PNG bytes taken from the host (no guest CPU spent),
+            or returning None / absent when the provider cannot.
     """
 
     controller: Any
@@ -83,6 +85,7 @@ class SetupContext:
     vm_host: str = "127.0.0.1"
     state: dict = field(default_factory=dict)
     download_mirror: Any = None
+    screenshot: Any = None
 
     def __post_init__(self):
         self.cache_dir = Path(self.cache_dir)

@@ -140,6 +140,71 @@ def open(ctx: SetupContext, path: str) -> None:  # noqa: A001 - the JSON name is
         raise SetupError(f"no window showing {name} appeared within {seconds:g} s after opening {path} (time limit "
                          f"setup.open_window); {' '.join((reply.get('error') or '').split())[-600:]}", step="open")
     logger.info("open: %s shows its window", path)
+    _wait_drawn(ctx, name, stem, path)
+
+
+#: A window counts as drawn when no single colour covers more than this share of it (below its top strip).
+_BLANK_SHARE = 0.97
+
+
+def _window_box(ctx: SetupContext, name: str, stem: str) -> tuple[int, int, int, int] | None:
+    """(x, y, width, height) of the first window whose title holds ``name`` or ``stem`` (``wmctrl -lG``)."""
+    reply = ctx.controller.execute(["wmctrl", "-lG"])
+    for line in (reply.get("output") or "").splitlines():
+        fields = line.split(None, 7)
+        if len(fields) == 8 and (name in fields[7] or stem in fields[7]):
+            try:
+                x, y, width, height = (int(v) for v in fields[2:6])
+            except ValueError:
+                return None
+            return x, y, width, height
+    return None
+
+
+def window_drawn(png: bytes, box: tuple[int, int, int, int]) -> bool:
+    """Whether the window at ``box`` in the screenshot ``png`` shows content: below its top strip (title bar,
+    frame: 40 px or a quarter of it), no single colour covers more than 97% of it. An application that has
+    listed its window but not drawn it yet (LibreOffice loading a document under emulation) shows one flat
+    colour there."""
+    import io
+
+    from PIL import Image
+
+    x, y, width, height = box
+    with Image.open(io.BytesIO(png)) as img:
+        left, top = max(x, 0), max(y, 0) + min(40, height // 4)
+        right, bottom = min(x + width, img.width), min(y + height, img.height)
+        if right - left < 8 or bottom - top < 8:
+            return True  # nothing to judge: off screen or tiny
+        region = img.convert("RGB").crop((left, top, right, bottom))
+        thumb = region.resize((max(1, region.width // 4), max(1, region.height // 4)), Image.NEAREST)
+        colours = thumb.getcolors(thumb.width * thumb.height) or []
+        return max(colours)[0] <= _BLANK_SHARE * thumb.width * thumb.height
+
+
+def _wait_drawn(ctx: SetupContext, name: str, stem: str, path: str) -> None:
+    """Wait (up to ``setup.open_render``) until the window ``open`` found has drawn its content, judged on
+    host-side screenshots; returns at once when the provider takes none. A window still blank then is logged
+    and the task starts (the window exists: the step did what it says)."""
+    if ctx.screenshot is None:
+        return
+    box = _window_box(ctx, name, stem)
+    if box is None:
+        return
+    started = time.monotonic()
+    deadline = started + limit("setup.open_render")
+    while True:
+        png = ctx.screenshot()
+        if not png:
+            return
+        if window_drawn(png, box):
+            logger.info("open: %s drawn %.1f s after its window showed", path, time.monotonic() - started)
+            return
+        if time.monotonic() >= deadline:
+            logger.warning("open: %s's window was still one flat colour %.0f s after it showed (time limit "
+                           "setup.open_render); the task starts anyway", path, time.monotonic() - started)
+            return
+        time.sleep(0.5)
 
 
 def _check_command(command, step: str) -> None:

@@ -218,7 +218,7 @@ class DesktopEnv(gym.Env):
         cdp = self.provider.cdp
         return SetupContext(controller=self.controller, task=self.task, cache_dir=cache,
                             cdp_port_host=cdp.port if cdp else None, vm_host=self.provider.server.host,
-                            download_mirror=self.download_mirror)
+                            download_mirror=self.download_mirror, screenshot=self.provider.screenshot)
 
     def _run_setup(self) -> None:
         from desktop_env.configs.dispatch import run_config

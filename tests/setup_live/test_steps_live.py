@@ -315,6 +315,91 @@ def test_open_runs_the_default_application_and_returns_once_its_window_shows(sui
     subprocess.run(["wmctrl", "-c", "report.txt"], env=xsession.env)
 
 
+def _flat_png(client) -> bytes:
+    """A screenshot of the live screen's size in one flat colour: a window listed but not drawn yet."""
+    import io
+
+    from PIL import Image
+
+    with Image.open(io.BytesIO(client.screenshot())) as real:
+        size = real.size
+    out = io.BytesIO()
+    Image.new("RGB", size, (240, 240, 240)).save(out, "PNG")
+    return out.getvalue()
+
+
+def test_open_waits_until_the_window_has_drawn_its_content(suite, context, guest, text_handler, client, xsession,
+                                                           caplog):
+    """Host-side screenshots that show the window one flat colour (as Calc under emulation, before it draws the
+    sheet) hold the step; the real screen, where xmessage has drawn its text, ends it."""
+    import logging
+    import subprocess
+
+    flat, calls = _flat_png(client), []
+
+    def screenshot():
+        calls.append(time.monotonic())
+        return flat if len(calls) <= 3 else client.screenshot()
+
+    doc = guest / "slow-draw.txt"
+    doc.write_text("drawn late\n")
+    ctx = context(suite(APP, _task([{"type": "open", "parameters": {"path": str(doc)}}])))
+    ctx.screenshot = screenshot
+    with caplog.at_level(logging.INFO, logger="desktop_env.configs.steps"):
+        run_config(ctx)
+    assert len(calls) == 4 and calls[-1] - calls[0] >= 1.0, calls
+    assert any("slow-draw.txt drawn" in r.getMessage() for r in caplog.records), caplog.text
+    subprocess.run(["wmctrl", "-c", "slow-draw.txt"], env=xsession.env)
+
+
+def test_open_starts_the_task_when_the_window_stays_blank(suite, context, guest, text_handler, client, xsession,
+                                                          monkeypatch, caplog):
+    import logging
+    import subprocess
+
+    monkeypatch.setenv("DESKTOP_ENV_TIME_SCALE", "0.02")  # setup.open_render: 120 s -> 2.4 s
+    flat = _flat_png(client)
+    doc = guest / "never-drawn.txt"
+    doc.write_text("never drawn\n")
+    ctx = context(suite(APP, _task([{"type": "open", "parameters": {"path": str(doc)}}])))
+    ctx.screenshot = lambda: flat
+    t0 = time.monotonic()
+    with caplog.at_level(logging.WARNING, logger="desktop_env.configs.steps"):
+        run_config(ctx)  # the window exists: the step did what it says, the task starts
+    assert 2.0 < time.monotonic() - t0 < 30
+    assert any("still one flat colour" in r.getMessage() and "setup.open_render" in r.getMessage()
+               for r in caplog.records), caplog.text
+    subprocess.run(["wmctrl", "-c", "never-drawn.txt"], env=xsession.env)
+
+
+def test_window_drawn_tells_a_flat_window_from_a_drawn_one():
+    import io
+
+    from PIL import Image, ImageDraw
+
+    from desktop_env.configs.steps import window_drawn
+
+    def png(draw_content: bool) -> bytes:
+        img = Image.new("RGB", (1920, 1080), (30, 30, 60))  # the desktop
+        d = ImageDraw.Draw(img)
+        d.rectangle((0, 20, 1919, 1079), fill=(246, 245, 244))  # the window, not drawn yet
+        d.rectangle((0, 20, 1919, 45), fill=(220, 220, 220))  # its title bar
+        d.text((900, 25), "SalesRep.xlsx - LibreOffice Calc", fill=(0, 0, 0))
+        if draw_content:
+            for row in range(90, 1079, 18):  # a sheet's grid
+                d.line((0, row, 1919, row), fill=(200, 200, 200))
+            for col in range(0, 1919, 80):
+                d.line((col, 90, col, 1079), fill=(200, 200, 200))
+        out = io.BytesIO()
+        img.save(out, "PNG")
+        return out.getvalue()
+
+    box = (0, 20, 1920, 1060)
+    assert not window_drawn(png(False), box)
+    assert window_drawn(png(True), box)
+    assert window_drawn(png(False), (5000, 5000, 100, 100)), "a window off the screen is not waited for"
+
+
 def test_open_fails_when_no_window_shows_the_file(suite, context, guest, text_handler, monkeypatch):
     monkeypatch.setenv("DESKTOP_ENV_TIME_SCALE", "0.02")  # setup.open_window: 420 s -> 8.4 s
     doc = guest / "no-window.txt"

@@ -60,8 +60,20 @@ def test_open_shows_the_file_and_a_closed_app_still_scores_its_saved_file(base_i
     with DesktopEnv(path_to_vm=base_image.name, require_a11y_tree=False, max_steps=5) as env:
         obs, info = env.reset(options={"task_config": str(excel_task)})
         # the setup returned once Calc showed the workbook: the agent's first observation has it
-        windows = env.controller.execute(["wmctrl", "-l"])["output"]
+        windows = env.controller.execute(["wmctrl", "-lG"])["output"]
         assert "Sales.xlsx - LibreOffice Calc" in windows, windows
+        # ... drawn, not a window listed but still one flat colour (Calc under emulation draws seconds later)
+        import io
+
+        from PIL import Image
+
+        from desktop_env.configs.steps import window_drawn
+
+        line = next(x for x in windows.splitlines() if "Sales.xlsx - LibreOffice Calc" in x)
+        box = tuple(int(v) for v in line.split()[2:6])
+        first = io.BytesIO()
+        Image.fromarray(obs["screenshot"]).save(first, "PNG")  # the observation's pixels (height, width, RGB)
+        assert window_drawn(first.getvalue(), box), (box, windows)
         # the agent closes Calc (its file is already as it should be), then says DONE
         obs, reward, terminated, truncated, info = env.step(
             "import subprocess; subprocess.run(['pkill', '-f', 'soffice']); import time; time.sleep(3)")
