@@ -75,18 +75,16 @@ def read_through(paths: list[Path]) -> None:
 def state_files(vm, state: str, path: str) -> list[Path]:
     """The files a restore of ``state`` on ``path`` reads (to warm or drop them)."""
     from desktop_env.image.states import load_state
+    from desktop_env.vmstate import SavedState, full_copy_path
 
     if state == "init_state":
-        saved = vm.image.saved_state()
-        folder = vm.image.path
+        saved, folder = vm.image.saved_state(), vm.image.path
     else:
         built = load_state(vm.image, state)
-        from desktop_env.vmstate import SavedState
-
         saved, folder = SavedState(built.stream_file, built.ram_file), built.path
     if path == "map" or not saved.mapped:
         return [p for p in (saved.stream, saved.ram) if p is not None]
-    return [folder / f"{saved.stream.name.removesuffix('.bin')}.full.bin"]
+    return [full_copy_path(saved, folder)]
 
 
 def controller(vm):
@@ -112,6 +110,7 @@ def time_part(states: list[str], runs: int) -> list[tuple]:
     from desktop_env.envs.warm import ensure_state
     from desktop_env.image.current import resolve
     from desktop_env.providers.qemu.provider import QemuProvider
+    from desktop_env.paths import allocated
 
     rows = []
     for ref in states:
@@ -123,7 +122,7 @@ def time_part(states: list[str], runs: int) -> list[tuple]:
                     ensure_state(vm, state)
                 vm.revert_to_snapshot(state)  # makes the full stream once for `copy` (not timed)
                 files = state_files(vm, state, path)
-                size = sum(p.stat().st_blocks * 512 for p in files)
+                size = sum(allocated(p) for p in files)
                 for cache in ("warm", "cold"):
                     parts = {"qemu_s": [], "server_s": [], "clock_s": [], "usable_s": [], "total_s": [],
                              "reset_to_usable_s": []}

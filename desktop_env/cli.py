@@ -86,8 +86,10 @@ def cmd_image_build(args) -> int:
 
 def _state_bytes(image) -> int:
     """Bytes the ready state occupies on disk: its stream, and its RAM file's allocated blocks when mapped."""
+    from desktop_env.paths import allocated
+
     saved = image.saved_state()
-    return saved.stream.stat().st_size + (saved.ram.stat().st_blocks * 512 if saved.mapped else 0)
+    return saved.stream.stat().st_size + (allocated(saved.ram) if saved.mapped else 0)
 
 
 def cmd_image_list(args) -> int:

@@ -1,4 +1,4 @@
-"""Where the library keeps its caches, images and runtime state."""
+"""Where the library keeps its caches, images and runtime state, and what a file occupies on disk."""
 from __future__ import annotations
 
 import os
@@ -65,3 +65,8 @@ def ports_dir(override: str | os.PathLike | None = None) -> Path:
 def repo_root() -> Path:
     """The source tree root (the folder holding ``desktop_env/`` and ``vm_server/``)."""
     return Path(__file__).resolve().parent.parent
+
+
+def allocated(path: Path) -> int:
+    """Bytes ``path`` occupies on disk: less than its size when it is sparse (a mapped state's RAM file)."""
+    return path.stat().st_blocks * 512

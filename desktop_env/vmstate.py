@@ -32,8 +32,9 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from desktop_env.errors import VMError
+from desktop_env.errors import DesktopEnvError, VMError
 from desktop_env.machine import MACHINE_ABI, QemuMachine, VMSpec, create_overlay, find_qemu
+from desktop_env.paths import allocated
 
 log = logging.getLogger(__name__)
 
@@ -158,6 +159,26 @@ def to_full(state: SavedState, spec: VMSpec, run_dir: Path, stream: Path, timeou
 #: Suffix of a full stream made on demand beside a mapped state (:func:`full_copy`); never exported.
 FULL_SUFFIX = ".full.bin"
 
+#: Environment variable choosing how restores load saved RAM when the caller does not: ``map`` or ``copy``.
+RESTORE_ENV = "DESKTOP_ENV_RESTORE"
+
+
+def restore_mode(requested: str | None = None) -> str:
+    """How restores load a mapped state's RAM: ``requested``, else ``$DESKTOP_ENV_RESTORE``, else ``map``.
+
+    Raises:
+        DesktopEnvError: the choice is neither ``map`` nor ``copy``.
+    """
+    mode = requested or os.environ.get(RESTORE_ENV) or "map"
+    if mode not in ("map", "copy"):
+        raise DesktopEnvError(f"restore={mode!r} (or {RESTORE_ENV}) must be map or copy")
+    return mode
+
+
+def full_copy_path(state: SavedState, folder: Path) -> Path:
+    """Where :func:`full_copy` keeps ``state`` as one full stream, beside its files in ``folder``."""
+    return folder / f"{state.stream.name.removesuffix('.bin')}{FULL_SUFFIX}"
+
 
 def full_copy(state: SavedState, spec: VMSpec, backing: Path, out: Path) -> Path:
     """``state`` as one full stream: its own stream when it is full, else ``out``, made once (a paused
@@ -200,8 +221,3 @@ def save_mapped(machine: QemuMachine, stream: Path, timeout_s: float = 300.0) ->
     version = machine.qmp("query-version")["qemu"]
     return {"save_s": round(save_s, 1), "qemu_version": f"{version['major']}.{version['minor']}.{version['micro']}",
             "machine_type": machine.spec.machine_type, "ram": "mapped"}
-
-
-def allocated(path: Path) -> int:
-    """Bytes ``path`` occupies on disk (less than its size when sparse)."""
-    return path.stat().st_blocks * 512

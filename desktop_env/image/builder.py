@@ -23,7 +23,7 @@ from desktop_env.image.recipe import Recipe, parse_screen
 from desktop_env.image.store import ImageInfo, find_image, human_size, images_dir, layers_dir, prune_superseded
 from desktop_env.paths import cache_dir as default_cache_dir
 from desktop_env.paths import invoking_user_home, sudo_caller
-from desktop_env.paths import repo_root
+from desktop_env.paths import allocated, repo_root
 from desktop_env.ports import PortLease
 from desktop_env.machine import QemuMachine, VMSpec, wait_settled
 from desktop_env.vmstate import machine_abi, save_mapped, saving_spec
@@ -445,7 +445,7 @@ class ImageBuilder:
                                 "qemu_version": boot_info["qemu_version"],
                                 "boot_to_ready_s": boot_info["boot_s"], "save_s": boot_info["save_s"]},
                 "sizes": {p.name: p.stat().st_size for p in work.iterdir() if p.is_file()},
-                "allocated": {p.name: p.stat().st_blocks * 512 for p in work.iterdir() if p.is_file()},
+                "allocated": {p.name: allocated(p) for p in work.iterdir() if p.is_file()},
                 "build_phases_s": {k: round(v, 1) for k, v in self.phases.items()},
                 "manifest": manifest,
             }

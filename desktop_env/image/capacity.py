@@ -20,12 +20,13 @@ host out of memory, not a promise: a task that writes more than the budget makes
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
 from desktop_env.errors import DesktopEnvError
+from desktop_env.paths import allocated
+from desktop_env.vmstate import restore_mode
 
 if TYPE_CHECKING:  # pragma: no cover
     from desktop_env.image.store import ImageInfo
@@ -90,11 +91,6 @@ def mem_available(meminfo: Path = Path("/proc/meminfo")) -> int:
     raise DesktopEnvError(f"{meminfo} has no MemAvailable line (Linux 3.14 or newer has it)")
 
 
-def allocated(path: Path) -> int:
-    """Bytes ``path`` occupies on disk (a sparse RAM file's pages that hold data)."""
-    return path.stat().st_blocks * 512
-
-
 def state_files(image: "ImageInfo", states: Iterable[str] = ("init_state",)) -> list[tuple[Path, bool]]:
     """For each of ``states`` (``init_state`` or warm state names, built ones only), the file whose pages a
     restore holds and whether it is mapped (a RAM file) or copied (a full stream)."""
@@ -128,9 +124,7 @@ def capacity(image: "ImageInfo", states: Iterable[str] = ("init_state",), restor
     """
     from desktop_env.machine import kvm_usable
 
-    restore = restore or os.environ.get("DESKTOP_ENV_RESTORE") or "map"
-    if restore not in ("map", "copy"):
-        raise DesktopEnvError(f"restore={restore!r} (or DESKTOP_ENV_RESTORE) must be map or copy")
+    restore = restore_mode(restore)
     accel = accel or ("kvm" if kvm_usable()[0] else "tcg")
     available = mem_available() if available is None else available
     guest = image.meta["memory_mb"] * MiB

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from desktop_env.errors import DesktopEnvError
 from desktop_env.image.recipe import PROFILES_DIR, Recipe
+from desktop_env.paths import allocated
 
 if TYPE_CHECKING:  # pragma: no cover
     from desktop_env.image.store import ImageInfo
@@ -240,7 +241,7 @@ class WarmState:
 
 def _allocated(path: Path) -> int:
     try:
-        return path.stat().st_blocks * 512
+        return allocated(path)
     except OSError:
         return 0
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from desktop_env.errors import DesktopEnvError, ImageNotFound
+from desktop_env.paths import allocated
 from desktop_env.paths import cache_dir as default_cache_dir
 
 log = logging.getLogger(__name__)
@@ -105,7 +106,7 @@ class ImageInfo:
 
     def disk_usage(self) -> int:
         """Bytes actually allocated on disk by the image's files (its warm states included)."""
-        return sum(p.stat().st_blocks * 512 for p in self.path.rglob("*") if p.is_file())
+        return sum(allocated(p) for p in self.path.rglob("*") if p.is_file())
 
 
 def list_images(cache: Path | None = None) -> list[ImageInfo]:
@@ -197,13 +198,13 @@ def full_state_file(image: ImageInfo) -> Path:
     """``image``'s init_state as one full migration stream (RAM included), for consumers that cannot map
     a RAM file (libvirt's save images, ``restore="copy"``): the image's own file when it was saved before
     mapped states, else ``init_state.full.bin``, made once from the mapped pair and kept beside it."""
-    from desktop_env.vmstate import FULL_SUFFIX, full_copy
+    from desktop_env.vmstate import full_copy, full_copy_path
 
     saved = image.saved_state()
     if not saved.mapped:
         return saved.stream
     spec = image.vm_spec(Path("/dev/null"), accel=image.meta["ready_state"]["accel"])
-    return full_copy(saved, spec, image.file("disk"), image.path / f"init_state{FULL_SUFFIX}")
+    return full_copy(saved, spec, image.file("disk"), full_copy_path(saved, image.path))
 
 
 def export_files(image: ImageInfo) -> list[Path]:
@@ -229,7 +230,7 @@ def export_image(ref: str, archive: Path, cache: Path | None = None) -> Path:
     files = export_files(image)
     for p in files:
         log.info("exporting %s (%d MiB, %d MiB allocated)", p.relative_to(image.path).as_posix(),
-                 p.stat().st_size >> 20, (p.stat().st_blocks * 512) >> 20)
+                 p.stat().st_size >> 20, allocated(p) >> 20)
     # GNU tar with --sparse: a mapped state's RAM file is mostly holes (Python's tarfile cannot write
     # them, it can read them back: import_image extracts them as holes again).
     listing = "\n".join(f"{image.name}/{p.relative_to(image.path).as_posix()}" for p in files) + "\n"

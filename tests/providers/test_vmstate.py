@@ -9,7 +9,8 @@ import pytest
 
 from desktop_env.errors import VMError, VMLaunchError
 from desktop_env.machine import QemuMachine, VMSpec, build_command
-from desktop_env.vmstate import (SavedState, allocated, parse_machine_alias, parse_version, qemu_identity,
+from desktop_env.paths import allocated
+from desktop_env.vmstate import (SavedState, parse_machine_alias, parse_version, qemu_identity,
                                  to_full, to_mapped)
 
 MIB = 1 << 20

@@ -25,7 +25,7 @@ from desktop_env.paths import ports_dir, runtime_dir
 from desktop_env.providers.base import Endpoint, Provider, register_provider, set_guest_clock, wait_for_server
 from desktop_env.ports import PortLease, lock_is_held
 from desktop_env.machine import QemuMachine, VMSpec, create_overlay, rebase_unsafe as _rebase_unsafe
-from desktop_env.vmstate import FULL_SUFFIX, SavedState, full_copy
+from desktop_env.vmstate import SavedState, full_copy, full_copy_path, restore_mode
 
 if TYPE_CHECKING:  # pragma: no cover
     from desktop_env.image.states import WarmState
@@ -33,8 +33,6 @@ if TYPE_CHECKING:  # pragma: no cover
 log = logging.getLogger(__name__)
 
 INIT_STATE = "init_state"
-#: Environment variable: the default of QemuProvider's ``restore`` (``map`` or ``copy``).
-RESTORE_ENV = "DESKTOP_ENV_RESTORE"
 
 # VMs this process owns, stopped at interpreter exit if the caller forgot to (detached
 # VMs are not in here). A process killed outright is covered by cleanup_stale().
@@ -188,9 +186,7 @@ class QemuProvider(Provider):
         self.allow_internet = allow_internet
         self.detached = detached
         self.ready_timeout_s = ready_timeout_s
-        self.restore_mode = restore or os.environ.get(RESTORE_ENV) or "map"
-        if self.restore_mode not in ("map", "copy"):
-            raise ValueError(f"restore={self.restore_mode!r} (or {RESTORE_ENV}) must be map or copy")
+        self.restore_mode = restore_mode(restore)
         #: Seconds of the last restore's parts: ``qemu_s`` (process start to guest running), ``server_s``
         #: (to the in-VM server's first answer), ``clock_s``; and ``ram`` (``mapped`` or ``copied``).
         self.last_restore: dict = {}
@@ -349,9 +345,8 @@ class QemuProvider(Provider):
                      "rebuild it to restore by mapping", saved.stream)
         elif self.restore_mode == "copy":
             folder = state.path if state is not None else self.image.path
-            out = folder / f"{saved.stream.name.removesuffix('.bin')}{FULL_SUFFIX}"
             spec = self.image.vm_spec(Path("/dev/null"), accel=self._state_accel())
-            saved = SavedState(full_copy(saved, spec, backing, out))
+            saved = SavedState(full_copy(saved, spec, backing, full_copy_path(saved, folder)))
         return saved
 
     # -- warm states ----------------------------------------------------------------
