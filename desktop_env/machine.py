@@ -304,16 +304,15 @@ class QemuMachine:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise VMLaunchError("QEMU exited during migration", self.command,
-                                    self.process.returncode, self.log_tail())
+                raise self._exited_during_migration()
             if incoming:
-                status = self.qmp("query-status")
+                status = self._migration_qmp("query-status")
                 if status.get("status") not in ("inmigrate", "prelaunch"):
                     if status.get("status") in ("paused", "postmigrate", "running"):
                         return status
                     raise VMError(f"restore ended in state {status}")
             else:
-                info = self.qmp("query-migrate")
+                info = self._migration_qmp("query-migrate")
                 state = info.get("status")
                 if state == "completed":
                     return info
@@ -323,6 +322,25 @@ class QemuMachine:
         tail = self.log_tail().strip()
         raise VMError(f"VM state {'restore' if incoming else 'save'} did not finish within {timeout_s:.0f} s"
                       + (f"; QEMU's log ends:\n{tail}" if tail else ""))
+
+    def _migration_qmp(self, command: str) -> dict:
+        """``command`` while a migration runs: QEMU exits when a restore fails (a stream it refuses), and
+        when that happens between the liveness check and the command, the command sees only a closed
+        socket; that is QEMU's exit, reported with its log, not a QMP error."""
+        try:
+            return self.qmp(command)
+        except VMError as err:
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+            if self.process.poll() is None:
+                raise  # QEMU lives: the QMP error itself
+            raise self._exited_during_migration() from err
+
+    def _exited_during_migration(self) -> VMLaunchError:
+        return VMLaunchError("QEMU exited during migration", self.command, self.process.returncode,
+                             self.log_tail())
 
     def qmp(self, command: str, **args):
         """Run one QMP command and return its result; raises VMError on failure."""

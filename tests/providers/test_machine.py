@@ -207,3 +207,45 @@ def test_stale_vm_cleanup_spares_a_folder_being_created(tmp_path):
         assert live.is_dir()
     finally:
         os.close(fd)
+
+
+def _migrating_machine(tmp_path, process, qmp) -> QemuMachine:
+    machine = QemuMachine.__new__(QemuMachine)
+    machine.run_dir, machine.process, machine._qmp, machine.command = tmp_path, process, qmp, ["qemu-system-x86_64"]
+    (tmp_path / "qemu.log").write_text("qemu-system-x86_64: the stream was saved with x-ignore-shared\n")
+    return machine
+
+
+def test_qemu_exiting_between_the_liveness_check_and_a_migration_query_is_reported_as_its_exit(tmp_path):
+    """QEMU exits when it refuses an incoming stream; when it does so after the loop saw it alive, the
+    query meets a closed socket. That was a bare "QMP command query-status failed: Disconnected" (a
+    clean-clone CI run of 2026-12-05); it is QEMU's exit, with its log."""
+    proc = subprocess.Popen(["sleep", "60"])
+
+    class DiesOnQuery:
+        def cmd(self, command, **args):
+            proc.kill()
+            proc.wait()
+            raise ConnectionResetError("Disconnected")
+
+    machine = _migrating_machine(tmp_path, proc, DiesOnQuery())
+    with pytest.raises(VMLaunchError, match="QEMU exited during migration") as err:
+        machine._wait_migration(10, incoming=True)
+    assert "x-ignore-shared" in err.value.log_tail
+
+
+def test_a_failing_migration_query_while_qemu_lives_stays_a_qmp_error(tmp_path):
+    proc = subprocess.Popen(["sleep", "60"])
+
+    class Refuses:
+        def cmd(self, command, **args):
+            raise RuntimeError("the command is not known")
+
+    try:
+        machine = _migrating_machine(tmp_path, proc, Refuses())
+        with pytest.raises(VMError, match="QMP command query-migrate failed: the command is not known") as err:
+            machine._wait_migration(10)
+        assert not isinstance(err.value, VMLaunchError)
+    finally:
+        proc.kill()
+        proc.wait()
