@@ -16,7 +16,15 @@ start state already passes        noop scored above 0.0: the evaluator accepts t
 solved without its GUI steps      a ``cli+gui`` task scored above 0.0 when its solution
                                   was replayed without the items marked ``essential``
 not scored                        a run did not produce result.txt (see the detail)
+no reference solution             the task has none (its own, a solution.sh, or one
+                                  this project keeps for it): not run, not failed
+cannot run here                   something stops it from running offline here
+                                  (Docker, the internet...: run.py leaves it out)
 ================================  ==============================================
+
+Only the tasks that have a reference solution and can run here are run; the other two verdicts are
+reported and do not fail the verification. Tasks of another suite (the public data-science suite) find the
+solutions this project keeps for them by id (:mod:`desktop_env.tasks.references`).
 
 A ``cli+gui`` task gets a third run, ``oracle_without_essential`` (the solution without its
 essential GUI items); it must score 0.0, or break (a later step cannot run without them).
@@ -39,6 +47,7 @@ from typing import Any, Mapping
 from desktop_env.errors import TaskConfigError
 from desktop_env.harness.config import RunConfig, RunConfigError
 from desktop_env.harness.layout import RESULT_FILE, RUNTIME_LOG, STATUS_FILE, model_dir
+from desktop_env.tasks.references import solution_source
 from desktop_env.tasks.solution import interface_of
 
 log = logging.getLogger(__name__)
@@ -49,8 +58,12 @@ ORACLE_FAILS = "oracle fails"
 NOOP_PASSES = "start state already passes"
 ESSENTIAL_NOT_NEEDED = "solved without its GUI steps"
 NOT_SCORED = "not scored"
+NO_SOLUTION = "no reference solution"
+NOT_RUNNABLE = "cannot run here"
 #: Verdicts that count as proven.
 GOOD_VERDICTS = (PROVEN, INFEASIBLE_OK)
+#: Verdicts of tasks that are not run: reported, never failed.
+SKIP_VERDICTS = (NO_SOLUTION, NOT_RUNNABLE)
 MODELS = ("oracle", "noop")
 #: The third run, for ``cli+gui`` tasks only: the oracle without the solution's essential GUI items.
 ABLATED = "oracle_without_essential"
@@ -65,11 +78,14 @@ class RunScore:
         status: ``status`` from ``status.json`` when run.py wrote one, else None.
         detail: a short reason when there is no score (status.json's error, or the last
             ERROR line of runtime.log).
+        seconds: how long the task took (status.json's ``duration_s``: setup, agent and scoring), None
+            when unknown.
     """
 
     score: float | None = None
     status: str | None = None
     detail: str = ""
+    seconds: float | None = None
 
     @classmethod
     def read(cls, folder: Path) -> "RunScore":
@@ -88,6 +104,8 @@ class RunScore:
             try:
                 status = json.loads(status_file.read_text())
                 out.status = status.get("status")
+                if isinstance(status.get("duration_s"), (int, float)):
+                    out.seconds = float(status["duration_s"])
                 if out.score is None and not out.detail:
                     out.detail = str(status.get("error") or status.get("detail") or out.status or "")
             except (ValueError, AttributeError):
@@ -116,6 +134,9 @@ class TaskVerdict:
     noop: RunScore
     #: the ``oracle_without_essential`` run of a ``cli+gui`` task, None for other tasks
     ablated: RunScore | None = None
+    #: NO_SOLUTION or NOT_RUNNABLE for a task that is not run, with its reason in ``skip_reason``
+    skipped: str = ""
+    skip_reason: str = ""
 
     @property
     def ablated_score(self) -> float | None:
@@ -129,7 +150,10 @@ class TaskVerdict:
 
     @property
     def verdict(self) -> str:
-        """One of PROVEN, INFEASIBLE_OK, ORACLE_FAILS, NOOP_PASSES, ESSENTIAL_NOT_NEEDED, NOT_SCORED."""
+        """One of PROVEN, INFEASIBLE_OK, ORACLE_FAILS, NOOP_PASSES, ESSENTIAL_NOT_NEEDED, NOT_SCORED, or
+        NO_SOLUTION / NOT_RUNNABLE for a task that is not run."""
+        if self.skipped:
+            return self.skipped
         if self.oracle.score is not None and self.oracle.score < 1.0:
             return ORACLE_FAILS
         if self.noop.score is not None and self.noop.score > 0.0:
@@ -147,6 +171,8 @@ class TaskVerdict:
 
     @property
     def detail(self) -> str:
+        if self.skipped:
+            return self.skip_reason
         parts = []
         runs = [("oracle", self.oracle), ("noop", self.noop)] + ([(ABLATED, self.ablated)] if self.ablated else [])
         for name, run in runs:
@@ -171,8 +197,15 @@ class VerifyTable:
     result_dirs: dict[str, Path] = field(default_factory=dict)
 
     @property
+    def run_rows(self) -> list[TaskVerdict]:
+        """The rows of tasks that are run (those with a reference solution that can run here)."""
+        return [r for r in self.rows if not r.skipped]
+
+    @property
     def all_proven(self) -> bool:
-        return bool(self.rows) and all(r.ok for r in self.rows)
+        """Every task that is run is proven, and there is at least one (the tasks not run do not count)."""
+        rows = self.run_rows
+        return bool(rows) and all(r.ok for r in rows)
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -182,32 +215,45 @@ class VerifyTable:
 
     def to_text(self) -> str:
         """A plain-text table for the terminal."""
-        def fmt(s):
-            return "-" if s is None else f"{s:.2f}"
+        def fmt(s, run=None):
+            text = "-" if s is None else f"{s:.2f}"
+            return text + (f" ({run.seconds:.0f} s)" if run is not None and run.seconds is not None else "")
         head = ("DOMAIN", "TASK", "ORACLE", "NOOP", "W/O ESSENTIAL", "VERDICT")
-        body = [(r.domain, r.task_id, fmt(r.oracle.score), fmt(r.noop.score), fmt(r.ablated_score), r.verdict)
-                for r in self.rows]
+        body = [(r.domain, r.task_id, fmt(r.oracle.score, r.oracle), fmt(r.noop.score, r.noop),
+                 fmt(r.ablated_score, r.ablated), r.verdict) for r in self.rows]
         widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(head))]
         lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in [head, *body]]
         for r in self.rows:
             if not r.ok and r.detail:
                 lines.append(f"  {r.domain}/{r.task_id}: {r.detail}")
         proven = sum(r.ok for r in self.rows)
-        lines.append(f"{proven}/{len(self.rows)} tasks proven"
-                     + (f" on image {self.image} (recipe hash {self.recipe_hash})" if self.image else ""))
+        lines.append(f"{proven}/{len(self.run_rows)} tasks proven"
+                     + (f" on image {self.image} (recipe hash {self.recipe_hash})" if self.image else "")
+                     + self._skipped_text())
         return "\n".join(lines)
 
+    def _skipped_text(self) -> str:
+        counts = self.counts()
+        phrases = {NO_SOLUTION: "with no reference solution", NOT_RUNNABLE: "that cannot run here"}
+        parts = [f"{counts[v]} {phrases[v]}" for v in SKIP_VERDICTS if counts.get(v)]
+        return f"; not run: {', '.join(parts)}" if parts else ""
+
     def to_markdown(self) -> str:
-        """The table for ``docs/task_verification.md``: task, oracle, noop, verdict, date, recipe hash."""
-        def fmt(s):
-            return "unverified" if s is None else f"{s:.1f}"
+        """The table for ``docs/task_verification.md``: task, oracle, noop (each with its time), verdict, date,
+        recipe hash; a task that is not run has its reason in the verdict column."""
+        def fmt(s, run, row):
+            if run is None or row.skipped:
+                return "-"
+            text = "unverified" if s is None else f"{s:.1f}"
+            return text + (f" ({run.seconds:.0f} s)" if run.seconds is not None else "")
         lines = [f"Suite `{self.suite.name}`, image `{self.image or '?'}`, verified {self.date}.", "",
                  "| domain | task | oracle | noop | without essential steps | verdict | date | image recipe hash |",
                  "|---|---|---|---|---|---|---|---|"]
         for r in self.rows:
-            ablated = "-" if r.ablated is None else fmt(r.ablated_score)
-            lines.append(f"| {r.domain} | `{r.task_id}` | {fmt(r.oracle.score)} | {fmt(r.noop.score)} | {ablated} | "
-                         f"{r.verdict} | {self.date} | `{self.recipe_hash or '?'}` |")
+            verdict = f"{r.verdict}: {r.skip_reason}" if r.skipped else r.verdict
+            lines.append(f"| {r.domain} | `{r.task_id}` | {fmt(r.oracle.score, r.oracle, r)} | "
+                         f"{fmt(r.noop.score, r.noop, r)} | {fmt(r.ablated_score, r.ablated, r)} | "
+                         f"{verdict} | {self.date} | `{self.recipe_hash or '?'}` |")
         return "\n".join(lines) + "\n"
 
     def to_json(self) -> dict:
@@ -215,6 +261,9 @@ class VerifyTable:
                 "tasks": [{"domain": r.domain, "task_id": r.task_id, "infeasible": r.infeasible,
                            "oracle": r.oracle.score, "noop": r.noop.score,
                            "without_essential": r.ablated_score, "verdict": r.verdict,
+                           "seconds": {name: run.seconds for name, run in
+                                       (("oracle", r.oracle), ("noop", r.noop), (ABLATED, r.ablated))
+                                       if run is not None and run.seconds is not None},
                            "detail": r.detail} for r in self.rows]}
 
 
@@ -252,13 +301,36 @@ def collect(suite: str | os.PathLike, result_dirs: dict[str, Path], examples_dir
             models = MODELS + ((ABLATED,) if interface_of(task) == "cli+gui" and ABLATED in result_dirs else ())
             runs = {m: RunScore.read(result_folder(result_dirs[m], m, domain, task_id, action_space,
                                                    observation_type)) for m in models}
+            skipped, reason = not_run_because(task)
             table.rows.append(TaskVerdict(domain, task_id, task.infeasible, runs["oracle"], runs["noop"],
-                                          runs.get(ABLATED)))
+                                          runs.get(ABLATED), skipped, reason))
     return table
 
 
-def cli_gui_index(suite: Path, out: Path, examples_dir: Path | None = None) -> int:
-    """Write to ``out`` the index of ``suite``'s ``cli+gui`` tasks (what the ablated run replays);
+def not_run_because(task) -> tuple[str, str]:
+    """``(NO_SOLUTION or NOT_RUNNABLE, why)`` for a task verification does not run, else ``("", "")``.
+
+    A task with no reference solution (its own ``solution``, a ``solution.sh``, or one this project keeps
+    for its id) is not run; nor is one that cannot run offline here for a reason other than a cloud account
+    (the rule run.py leaves tasks out by: :func:`desktop_env.tasks.offline.offline_blockers`).
+
+    Raises:
+        TaskConfigError: a kept solution's file is malformed.
+    """
+    from desktop_env.tasks.offline import ACCOUNT, offline_blockers
+
+    blockers = [b for b in offline_blockers(task) if b.kind != ACCOUNT]
+    if blockers:
+        return NOT_RUNNABLE, "; ".join(map(str, blockers))
+    if solution_source(task).kind == "none":
+        return NO_SOLUTION, ("none in the task, and this project keeps none for its id "
+                             "(desktop_env/tasks/reference_solutions/)")
+    return "", ""
+
+
+def write_index(suite: Path, out: Path, examples_dir: Path | None = None, cli_gui_only: bool = False) -> int:
+    """Write to ``out`` the index of ``suite``'s tasks that verification runs (:func:`not_run_because`
+    finds no reason not to), only its ``cli+gui`` ones (what the ablated run replays) with ``cli_gui_only``;
     returns how many there are."""
     from desktop_env.tasks import load_index, load_task, task_file_for
 
@@ -267,8 +339,12 @@ def cli_gui_index(suite: Path, out: Path, examples_dir: Path | None = None) -> i
     for domain, ids in load_index(suite).items():
         for task_id in ids:
             path = task_file_for(examples, domain, task_id)
-            if path is not None and interface_of(load_task(path)) == "cli+gui":
-                index.setdefault(domain, []).append(task_id)
+            if path is None:
+                continue
+            task = load_task(path)
+            if not_run_because(task)[0] or (cli_gui_only and interface_of(task) != "cli+gui"):
+                continue
+            index.setdefault(domain, []).append(task_id)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(index, indent=1) + "\n")
     return sum(len(v) for v in index.values())
@@ -368,13 +444,16 @@ def verify(suite: str | os.PathLike, result_dir: str | os.PathLike | None = None
     base = Path(result_dir).expanduser().resolve() if result_dir else default_result_dir(suite, cache_dir, image)
     dirs = {m: base / m for m in (*MODELS, ABLATED)}
     examples_base = Path(examples_base).resolve() if examples_base else suite.parent
-    ablated_index = base / f"{ABLATED}.index.json"
+    ablated_index, run_index = base / f"{ABLATED}.index.json", base / "runnable.index.json"
     # every run's settings are checked, as a broken suite is, before anything boots
-    configs = {m: run_config(m, ablated_index if m == ABLATED else suite, dirs[m], num_envs, path_to_vm, cache_dir,
-                             settings, examples_base) for m in dirs}
+    configs = {m: run_config(m, ablated_index if m == ABLATED else run_index, dirs[m], num_envs, path_to_vm,
+                             cache_dir, settings, examples_base) for m in dirs}
     collect(suite, dirs, examples_base / "examples")
     crashed = {}
-    if models and cli_gui_index(suite, ablated_index, examples_base / "examples"):
+    if not write_index(suite, run_index, examples_base / "examples"):
+        log.warning("no task of %s has a reference solution and can run here: nothing to run", suite)
+        models = ()
+    if models and write_index(suite, ablated_index, examples_base / "examples", cli_gui_only=True):
         models = (*models, ABLATED)
     for model in models:
         rc = run_model(configs[model])

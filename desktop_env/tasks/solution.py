@@ -12,7 +12,9 @@ A solution is a list of items of three kinds:
   in Chromium), then acts on it with ordinary input events at screen coordinates; ``wait`` polls a
   condition with a deadline. Locating is a read-only query.
 
-When there is no ``solution`` key, a ``solution.sh`` beside the task file is one shell step.
+When there is no ``solution`` key, a ``solution.sh`` beside the task file is one shell step; when there is
+neither, the project's kept solution for the task's id (:mod:`desktop_env.tasks.references`, for the tasks of
+other suites) is used.
 
 Rules, checked when the task's solution is read (``tasks check`` and the oracle):
 
@@ -29,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from desktop_env.errors import TaskConfigError
+from desktop_env.tasks.references import solution_source
 
 #: GUI acts and the keys each takes besides ``gui``, ``timeout_s``, ``essential`` and ``note``:
 #: (required, optional).
@@ -425,14 +428,11 @@ def solution_items(task) -> list[SolutionStep]:
     Raises:
         TaskConfigError: no solution, a malformed item, or a rule broken (naming the item).
     """
-    where = str(task.path) if task.path else task.id
-    items = task.extra.get("solution")
-    from_sh = False
-    if items is None and task.path is not None and (task.path.parent / "solution.sh").exists():
-        items = [{"command": (task.path.parent / "solution.sh").read_text(), "shell": True}]
-        from_sh = True
+    source = solution_source(task)
+    where, items, from_sh = source.where, source.items, source.kind == "solution.sh"
     if not items:
-        raise _err("has no reference solution (a `solution` list or a solution.sh beside it)", where, "solution")
+        raise _err("has no reference solution (a `solution` list, a solution.sh beside it, or a kept solution "
+                   "for its id in desktop_env/tasks/reference_solutions/)", where, "solution")
     if not isinstance(items, list):
         raise _err("must be a list", where, "solution")
     gui_task = "gui" in task.tags

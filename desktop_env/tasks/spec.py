@@ -13,6 +13,7 @@ from desktop_env.tasks.common import (ACCOUNT_TAG, CATEGORIES, GUIDANCES, INTERF
                                       UUID_RE, VERBOSE_FILE, TaskFileNotFound, find_suite_root, is_placeholder,
                                       strip_file_scheme, task_error)
 from desktop_env.tasks.names import check_names
+from desktop_env.tasks.references import solution_source
 
 logger = logging.getLogger(__name__)
 
@@ -451,9 +452,10 @@ class TaskSpec:
     def solution_kind(self) -> str | None:
         """How the reference solution acts: ``commands`` (shell steps only, or ``solution.sh``),
         ``gui`` (actions only), ``mixed``, or None when the task has none."""
-        items = self.extra.get("solution")
-        if items is None and self.path is not None and (self.path.parent / "solution.sh").exists():
+        source = solution_source(self)
+        if source.kind == "solution.sh":
             return "commands"
+        items = source.items
         if not isinstance(items, list) or not items:
             return None
         kinds = {"commands" if isinstance(i, dict) and "command" in i else "gui" for i in items}

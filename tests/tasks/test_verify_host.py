@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parents[2]
 FEASIBLE = {"id": "t-ok", "instruction": "make hello.txt", "config": [],
             "evaluator": {"func": "check_include_exclude",
                           "result": {"type": "vm_command_line", "command": "cat hello.txt"},
-                          "expected": {"type": "rule", "rules": {"include": ["hello"]}}}}
+                          "expected": {"type": "rule", "rules": {"include": ["hello"]}}},
+            "solution": [{"command": "echo hello > hello.txt", "shell": True}]}
 
 
 def task(task_id, infeasible=False):
@@ -81,7 +82,7 @@ def test_a_cli_gui_task_must_fail_without_its_essential_steps(tmp_path, suite):
         suite("os", dict(cli_gui, id=tid) if tid != "cli-only" else task(tid))
     index = tmp_path / "evaluation_examples" / "test_x.json"
     index.write_text(json.dumps({"os": ids}))
-    assert v.cli_gui_index(index, tmp_path / "abl.json") == 3
+    assert v.write_index(index, tmp_path / "abl.json", cli_gui_only=True) == 3
     assert json.loads((tmp_path / "abl.json").read_text()) == {"os": ids[:3]}
     dirs = {m: tmp_path / "results" / m for m in (*v.MODELS, v.ABLATED)}
     for model, scores in (("oracle", [1.0] * 4), ("noop", [0.0] * 4), (v.ABLATED, [0.0, 1.0, None, None])):
@@ -164,7 +165,9 @@ def test_verify_runs_the_harness_with_a_run_config_per_model(fab, tmp_path, monk
     assert [c.model for c in seen] == ["oracle", "noop"] and all(isinstance(c, RunConfig) for c in seen)
     for config in seen:
         assert config.result_dir == base / config.model and config.worker_log == base / config.model / "run.log"
-        assert config.test_all_meta_path == index.resolve() and config.test_config_base_dir == index.parent
+        # the runs get the index of the tasks verification runs (here all of them), beside their results
+        assert config.test_all_meta_path == base / "runnable.index.json" and config.test_config_base_dir == index.parent
+        assert json.loads(config.test_all_meta_path.read_text()) == json.loads(index.read_text())
         assert (config.num_envs, config.path_to_vm, config.task_timeout) == (2, "base-x", 900.0)
         assert f"{config.model} ran" in config.worker_log.read_text()
 
@@ -279,3 +282,53 @@ def test_the_robustness_sample_is_seeded_covers_every_domain_and_fits_the_image(
         assert {"calc", "jupyter", "chromium"} <= set(picked) if profile == "base" else \
             set(picked) == {"airflow", "dagster", "superset"}
     assert sample_suite(suite, 10, 7, "base", "gui") != sample_suite(suite, 10, 8, "base", "gui")
+
+
+def test_tasks_without_a_solution_or_that_cannot_run_here_are_reported_not_run_nor_failed(tmp_path, suite,
+                                                                                           monkeypatch):
+    """A task with no reference solution, and one that needs Docker, are left out of every run and listed
+    with their reason; the others are proven as usual, and the verification passes."""
+    unsolved = {k: val for k, val in task("unsolved").items() if k != "solution"}
+    docker = dict(task("docker"), config=[{"type": "execute", "parameters": {
+        "command": "docker compose up -d", "shell": True}}])
+    for t in (task("solved"), unsolved, docker):
+        suite("os", t)
+    index = tmp_path / "evaluation_examples" / "test_x.json"
+    index.write_text(json.dumps({"os": ["solved", "unsolved", "docker"]}))
+    base, ran = tmp_path / "verify", []
+
+    def fake_run(config):
+        ran.append((config.model, json.loads(config.test_all_meta_path.read_text())))
+        folder = v.result_folder(config.result_dir, config.model, "os", "solved")
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "result.txt").write_text("1.0\n" if config.model == "oracle" else "0.0\n")
+        (folder / "status.json").write_text(json.dumps({"status": "done", "duration_s": 61.4}))
+        return 0
+
+    monkeypatch.setattr(v, "_image_identity", lambda path_to_vm, cache_dir: ("base-x", "x"))
+    monkeypatch.setattr(v, "run_model", fake_run)
+    table = v.verify(index, base)
+    assert ran == [("oracle", {"os": ["solved"]}), ("noop", {"os": ["solved"]})]
+    rows = {r.task_id: r for r in table.rows}
+    assert rows["solved"].verdict == v.PROVEN and rows["solved"].oracle.seconds == 61.4
+    assert rows["unsolved"].verdict == v.NO_SOLUTION and "reference_solutions" in rows["unsolved"].detail
+    assert rows["docker"].verdict == v.NOT_RUNNABLE and "uses Docker" in rows["docker"].detail
+    assert table.all_proven
+    text = table.to_text()
+    assert "1/1 tasks proven" in text and "1 with no reference solution, 1 that cannot run here" in text
+    assert "1.00 (61 s)" in text
+    md = table.to_markdown()
+    assert "| os | `solved` | 1.0 (61 s) | 0.0 (61 s) | - | proven |" in md
+    assert "| os | `docker` | - | - | - | cannot run here: uses Docker (config[0] execute: docker compose up -d) |" in md
+    assert table.to_json()["tasks"][0]["seconds"] == {"oracle": 61.4, "noop": 61.4}
+
+
+def test_nothing_to_run_is_not_proven(tmp_path, suite, monkeypatch):
+    suite("os", {k: val for k, val in task("unsolved").items() if k != "solution"})
+    index = tmp_path / "evaluation_examples" / "test_x.json"
+    index.write_text(json.dumps({"os": ["unsolved"]}))
+    monkeypatch.setattr(v, "_image_identity", lambda path_to_vm, cache_dir: ("base-x", "x"))
+    monkeypatch.setattr(v, "run_model", lambda config: pytest.fail("nothing should run"))
+    table = v.verify(index, tmp_path / "verify")
+    assert [r.verdict for r in table.rows] == [v.NO_SOLUTION] and not table.all_proven
+    assert "0/0 tasks proven" in table.to_text()
