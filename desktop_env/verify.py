@@ -19,7 +19,9 @@ not scored                        a run did not produce result.txt (see the deta
 no reference solution             the task has none (its own, a solution.sh, or one
                                   this project keeps for it): not run, not failed
 cannot run here                   something stops it from running offline here
-                                  (Docker, the internet...: run.py leaves it out)
+                                  (Docker, the internet...: run.py leaves it out),
+                                  or its file does not load (e.g. it names a file
+                                  its suite lacks)
 ================================  ==============================================
 
 Only the tasks that have a reference solution and can run here are run; the other two verdicts are
@@ -284,7 +286,8 @@ def collect(suite: str | os.PathLike, result_dirs: dict[str, Path], examples_dir
         examples_dir: the folder holding ``<app>/<uuid>/`` (default: ``examples/`` beside the index).
 
     Raises:
-        TaskConfigError: the index or a task file is malformed, or a listed task has no file.
+        TaskConfigError: the index is malformed, or a listed task has no file (a task file that does not load
+            is a row of its own, NOT_RUNNABLE with the error).
     """
     from desktop_env.tasks import load_index, load_task, task_file_for
 
@@ -297,7 +300,13 @@ def collect(suite: str | os.PathLike, result_dirs: dict[str, Path], examples_dir
             if path is None:
                 raise TaskConfigError(f"task {task_id!r} is listed but has no file under {examples / domain}",
                                       str(suite), f"{domain}[{i}]")
-            task = load_task(path)
+            try:
+                task = load_task(path)
+            except TaskConfigError as exc:  # e.g. it names a file its suite lacks: listed, not run
+                table.rows.append(TaskVerdict(domain, task_id, False, RunScore(detail="not run"),
+                                              RunScore(detail="not run"), None, NOT_RUNNABLE,
+                                              f"does not load: {exc}"))
+                continue
             models = MODELS + ((ABLATED,) if interface_of(task) == "cli+gui" and ABLATED in result_dirs else ())
             runs = {m: RunScore.read(result_folder(result_dirs[m], m, domain, task_id, action_space,
                                                    observation_type)) for m in models}
@@ -341,7 +350,10 @@ def write_index(suite: Path, out: Path, examples_dir: Path | None = None, cli_gu
             path = task_file_for(examples, domain, task_id)
             if path is None:
                 continue
-            task = load_task(path)
+            try:
+                task = load_task(path)
+            except TaskConfigError:
+                continue  # collect lists it as not loading
             if not_run_because(task)[0] or (cli_gui_only and interface_of(task) != "cli+gui"):
                 continue
             index.setdefault(domain, []).append(task_id)

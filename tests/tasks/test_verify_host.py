@@ -291,10 +291,12 @@ def test_tasks_without_a_solution_or_that_cannot_run_here_are_reported_not_run_n
     unsolved = {k: val for k, val in task("unsolved").items() if k != "solution"}
     docker = dict(task("docker"), config=[{"type": "execute", "parameters": {
         "command": "docker compose up -d", "shell": True}}])
-    for t in (task("solved"), unsolved, docker):
+    broken = dict(task("broken"), config=[{"type": "copyfile_from_host_to_guest", "parameters": {
+        "src": "evaluation_examples/examples/os/absent.sql", "dest": "/home/user/a.sql"}}])
+    for t in (task("solved"), unsolved, docker, broken):
         suite("os", t)
     index = tmp_path / "evaluation_examples" / "test_x.json"
-    index.write_text(json.dumps({"os": ["solved", "unsolved", "docker"]}))
+    index.write_text(json.dumps({"os": ["solved", "unsolved", "docker", "broken"]}))
     base, ran = tmp_path / "verify", []
 
     def fake_run(config):
@@ -313,9 +315,11 @@ def test_tasks_without_a_solution_or_that_cannot_run_here_are_reported_not_run_n
     assert rows["solved"].verdict == v.PROVEN and rows["solved"].oracle.seconds == 61.4
     assert rows["unsolved"].verdict == v.NO_SOLUTION and "reference_solutions" in rows["unsolved"].detail
     assert rows["docker"].verdict == v.NOT_RUNNABLE and "uses Docker" in rows["docker"].detail
+    assert rows["broken"].verdict == v.NOT_RUNNABLE and "does not load" in rows["broken"].detail
+    assert "absent.sql" in rows["broken"].detail
     assert table.all_proven
     text = table.to_text()
-    assert "1/1 tasks proven" in text and "1 with no reference solution, 1 that cannot run here" in text
+    assert "1/1 tasks proven" in text and "1 with no reference solution, 2 that cannot run here" in text
     assert "1.00 (61 s)" in text
     md = table.to_markdown()
     assert "| os | `solved` | 1.0 (61 s) | 0.0 (61 s) | - | proven |" in md
