@@ -105,7 +105,10 @@ KEPT = sorted(refs.REFERENCE_DIR.rglob("*.json"))
 def test_the_project_keeps_solutions_and_they_load():
     assert KEPT, f"no kept solution under {refs.REFERENCE_DIR}"
     solutions = refs.kept_solutions()
-    assert len(solutions) >= 2 * len(KEPT) - 1  # most name a task and its twin
+    for path in KEPT:
+        for task_id in refs.KeptSolution.read(path).ids:
+            assert solutions[task_id].path == path
+    assert len(solutions) == sum(len(refs.KeptSolution.read(p).ids) for p in KEPT)
 
 
 def _dev_tasks() -> dict[str, Path]:
