@@ -197,6 +197,8 @@ class VerifyTable:
     image: str = ""
     recipe_hash: str = ""
     result_dirs: dict[str, Path] = field(default_factory=dict)
+    #: whether the runs applied the project's grader corrections (``--grader_corrections``)
+    grader_corrections: bool = False
 
     @property
     def run_rows(self) -> list[TaskVerdict]:
@@ -231,7 +233,8 @@ class VerifyTable:
         proven = sum(r.ok for r in self.rows)
         lines.append(f"{proven}/{len(self.run_rows)} tasks proven"
                      + (f" on image {self.image} (recipe hash {self.recipe_hash})" if self.image else "")
-                     + self._skipped_text())
+                     + self._skipped_text()
+                     + ("; grader corrections on" if self.grader_corrections else ""))
         return "\n".join(lines)
 
     def _skipped_text(self) -> str:
@@ -248,7 +251,8 @@ class VerifyTable:
                 return "-"
             text = "unverified" if s is None else f"{s:.1f}"
             return text + (f" ({run.seconds:.0f} s)" if run.seconds is not None else "")
-        lines = [f"Suite `{self.suite.name}`, image `{self.image or '?'}`, verified {self.date}.", "",
+        lines = [f"Suite `{self.suite.name}`, image `{self.image or '?'}`, verified {self.date}"
+                 + (", with the project's grader corrections on." if self.grader_corrections else "."), "",
                  "| domain | task | oracle | noop | without essential steps | verdict | date | image recipe hash |",
                  "|---|---|---|---|---|---|---|---|"]
         for r in self.rows:
@@ -260,6 +264,7 @@ class VerifyTable:
 
     def to_json(self) -> dict:
         return {"suite": str(self.suite), "date": self.date, "image": self.image, "recipe_hash": self.recipe_hash,
+                "grader_corrections": self.grader_corrections,
                 "tasks": [{"domain": r.domain, "task_id": r.task_id, "infeasible": r.infeasible,
                            "oracle": r.oracle.score, "noop": r.noop.score,
                            "without_essential": r.ablated_score, "verdict": r.verdict,
@@ -434,7 +439,8 @@ def verify(suite: str | os.PathLike, result_dir: str | os.PathLike | None = None
     Args:
         suite: the index file (``evaluation_examples/test_*.json``).
         result_dir: holds ``oracle/``, ``noop/`` and, when the suite has ``cli+gui`` tasks,
-            ``oracle_without_essential/`` (run.py result folders); default :func:`default_result_dir`.
+            ``oracle_without_essential/`` (run.py result folders); default :func:`default_result_dir` (a folder
+            of its own when ``settings`` turn grader corrections on).
         num_envs: VMs per run.
         path_to_vm: image name, profile or folder (default: newest ``base``).
         settings: more :class:`~desktop_env.harness.config.RunConfig` fields for every run (e.g.
@@ -453,7 +459,9 @@ def verify(suite: str | os.PathLike, result_dir: str | os.PathLike | None = None
         raise TaskConfigError("the suite index file does not exist; give --suite evaluation_examples/test_*.json",
                               str(suite))
     image, recipe_hash = _image_identity(path_to_vm, cache_dir)
-    base = Path(result_dir).expanduser().resolve() if result_dir else default_result_dir(suite, cache_dir, image)
+    corrected = bool(dict(settings or {}).get("grader_corrections"))
+    base = Path(result_dir).expanduser().resolve() if result_dir else default_result_dir(
+        suite, cache_dir, image + ("+grader-corrections" if corrected else ""))
     dirs = {m: base / m for m in (*MODELS, ABLATED)}
     examples_base = Path(examples_base).resolve() if examples_base else suite.parent
     ablated_index, run_index = base / f"{ABLATED}.index.json", base / "runnable.index.json"
@@ -481,6 +489,7 @@ def verify(suite: str | os.PathLike, result_dir: str | os.PathLike | None = None
                 run.detail = why
     table.date = datetime.date.today().isoformat()
     table.image, table.recipe_hash = image, recipe_hash
+    table.grader_corrections = corrected
     return table
 
 
@@ -497,6 +506,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--task_timeout", type=float, default=None, help="seconds per task attempt (run.py's)")
     parser.add_argument("--time_scale", type=float, default=None,
                         help="multiply every named time limit (desktop_env/limits.py) by this, for a slower host")
+    parser.add_argument("--grader_corrections", action="store_true",
+                        help="apply the project's corrections of other suites' graders (run.py's flag); the table "
+                             "says so. Keep such results in their own --result_dir")
     parser.add_argument("--markdown", default=None, help="also write the table as markdown to this file")
     parser.add_argument("--json", default=None, help="also write the table as JSON to this file")
     parser.add_argument("--no-run", dest="run", action="store_false",
@@ -505,7 +517,8 @@ def add_arguments(parser) -> None:
 
 def cmd_verify(args) -> int:
     """``tasks verify``: run both models, print the table, exit 0 only when every task is proven."""
-    settings = {name: getattr(args, name) for name in ("task_timeout", "time_scale") if getattr(args, name)}
+    settings = {name: getattr(args, name) for name in ("task_timeout", "time_scale", "grader_corrections")
+                if getattr(args, name)}
     try:
         table = verify(args.suite, args.result_dir, args.num_envs, args.path_to_vm, args.cache_dir, settings,
                        models=MODELS if args.run else ())

@@ -50,7 +50,8 @@ class RunConfig:
     agent), ``verbose_instruction``, ``rag`` and ``rag_topk``.
 
     Suite and results: ``domain`` (``all`` or one app), ``test_config_base_dir`` (holds ``examples/``),
-    ``test_all_meta_path`` (the index), ``exclude_account``, ``include_unrunnable``, ``result_dir``, ``num_envs``
+    ``test_all_meta_path`` (the index), ``exclude_account``, ``include_unrunnable``, ``grader_corrections`` (apply
+    the project's corrections of other suites' graders: :mod:`desktop_env.tasks.corrections`), ``result_dir``, ``num_envs``
     (VMs in parallel), ``trials`` (runs per task), ``task_timeout`` (seconds per attempt), ``retries`` (after an
     infrastructure failure), ``time_scale`` (multiplies every named time limit; see :meth:`apply_time_scale`),
     ``download_mirror`` (a ``desktop-env mirror`` folder).
@@ -101,6 +102,7 @@ class RunConfig:
     test_all_meta_path: Path = Path("evaluation_examples/test_smoke.json")
     exclude_account: bool = False
     include_unrunnable: bool = False
+    grader_corrections: bool = False
     result_dir: Path = Path("./results")
     num_envs: int = 1
     trials: int = 1

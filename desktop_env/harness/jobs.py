@@ -129,7 +129,7 @@ def plan_jobs(config: RunConfig) -> Plan:
                                       str(config.test_all_meta_path), domain)
             task = None
             try:
-                task = load_task(path)
+                task = load_task(path, grader_corrections=config.grader_corrections)
                 if config.exclude_account and task.needs_account:
                     plan.excluded += 1
                     continue
@@ -202,7 +202,7 @@ def run_job(job: Job, config: RunConfig, agent, env_box: list, new_env) -> dict:
               "action_space": config.action_space, "observation_type": config.observation_type,
               "status": Status.INFRA_ERROR.value, "final": False, "score": None, "reason": None, "steps": 0,
               "duration_s": 0.0, "attempts": 0, "error": None, "started": now_iso(), "finished": None,
-              "tags": job.tags, "related_apps": job.related_apps}
+              "tags": job.tags, "related_apps": job.related_apps, "grader_corrections": config.grader_corrections}
     t0 = time.monotonic()
     infra = infra_errors()
 
@@ -222,8 +222,11 @@ def run_job(job: Job, config: RunConfig, agent, env_box: list, new_env) -> dict:
         status.update(status=outcome.value, final=outcome.final, steps=count_steps(folder), **fields)
 
     try:
-        task = job.task or load_task(job.path)  # a task that did not load in the plan raises here
+        # a task that did not load in the plan raises here
+        task = job.task or load_task(job.path, grader_corrections=config.grader_corrections)
         status["tags"], status["related_apps"] = list(task.tags), list(task.related_apps)
+        if task.correction:
+            status["grader_correction"] = task.correction
         feasible = not task.infeasible
         for attempt in range(config.retries + 1):
             status["attempts"] = attempt + 1

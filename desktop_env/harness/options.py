@@ -118,6 +118,10 @@ def parse_args(argv: list[str] | None = None) -> RunConfig:
                        help="also run tasks that cannot run offline here (their setup uses Docker, the Astro CLI, "
                             "Airbyte, Metabase or fetches from the internet; `desktop-env tasks check` names why); "
                             "by default they are left out before any VM starts")
+    suite.add_argument("--grader_corrections", action="store_true",
+                       help="apply this project's corrections of other suites' graders where it has one (the table "
+                            "in desktop_env/tasks/grader_corrections/, each with its finding and evidence); off by "
+                            "default, and summary.json and each corrected task's status.json say it was on")
     suite.add_argument("--result_dir", default="./results", help="where results go (default ./results)")
     suite.add_argument("--num_envs", type=int, default=1, help="environments (VMs, one process each) run in parallel")
     suite.add_argument("--trials", type=int, default=1,

@@ -140,6 +140,9 @@ def summarize(config: RunConfig, records: list[dict], not_run: list, excluded: i
             "task_errors": errors("task_error"), "evaluator_errors": errors("evaluator_error"),
             "not_run": len(not_run), "excluded_account": excluded,
             "excluded_image": dict(wrong_image or {}), "excluded_offline": dict(excluded_offline or {}),
+            "grader_corrections": config.grader_corrections,
+            "corrected": [{k: r.get(k) for k in ("domain", "task_id", "trial", "grader_correction")}
+                          for r in records if r.get("grader_correction")],
             "written": now_iso()}
 
 
@@ -172,6 +175,11 @@ def format_summary(summary: dict) -> str:
 
         lines.append(f"left out, cannot run offline here (not in the scores): "
                      f"{counts_text(summary['excluded_offline'])}")
+    if summary.get("grader_corrections"):
+        corrected = summary.get("corrected") or []
+        lines.append(f"grader corrections: on ({len(corrected)} task run(s) scored by a corrected grader"
+                     + (": " + ", ".join(f"{c['domain']}/{c['task_id']}" for c in corrected[:5])
+                        + (" ..." if len(corrected) > 5 else "") if corrected else "") + ")")
     if summary["not_run"]:
         lines.append(f"not run yet: {summary['not_run']} (rerun the same command to complete)")
     return "\n".join(lines)

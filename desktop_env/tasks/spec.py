@@ -253,6 +253,8 @@ class TaskSpec:
         settings_needed: host files the task names that the user fills in from a committed template
             (``settings/snowflake/settings.json`` beside ``settings.json.template``): account settings, so
             the task needs an account instead of failing to load.
+        correction: the grader finding whose correction was applied when the task was loaded with grader
+            corrections on (:mod:`desktop_env.tasks.corrections`); None when its grader is the file's own.
     """
 
     id: str
@@ -272,6 +274,7 @@ class TaskSpec:
     extra: dict = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     settings_needed: list[str] = field(default_factory=list)
+    correction: str | None = None
     validate: bool = field(default=True, repr=False, compare=False)
 
     # ------------------------------------------------------------------ validation

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop_env.tasks.common import UUID_RE, TaskFileNotFound, task_error
+from desktop_env.tasks.corrections import correction_for
 from desktop_env.tasks.spec import TaskSpec
 
 
@@ -35,11 +36,16 @@ def read_json_file(path: str | os.PathLike) -> Any:
 
 
 def load_task(path: str | os.PathLike, suite_root: str | os.PathLike | None = None,
-              validate: bool = True) -> TaskSpec:
+              validate: bool = True, grader_corrections: bool = False) -> TaskSpec:
     """Load one task from its JSON file, or from its folder (``<uuid>/<uuid>.json``).
 
+    Args:
+        grader_corrections: apply the project's correction of this task's grader, when it has one
+            (:mod:`desktop_env.tasks.corrections`); the task's ``correction`` then names the finding.
+
     Raises:
-        TaskConfigError: malformed file, missing fields, unknown names, missing task files.
+        TaskConfigError: malformed file, missing fields, unknown names, missing task files, or a malformed
+            correction table (with corrections on).
     """
     path = Path(path)
     if path.is_dir():
@@ -47,7 +53,16 @@ def load_task(path: str | os.PathLike, suite_root: str | os.PathLike | None = No
         if not candidate.is_file():
             raise task_error(f"a task folder must hold {candidate.name}", path)
         path = candidate
-    return TaskSpec.from_json(read_json_file(path), path=path, suite_root=suite_root, validate=validate)
+    data = read_json_file(path)
+    correction = None
+    if grader_corrections and isinstance(data, dict) and isinstance(data.get("id"), str):
+        correction = correction_for(data["id"])
+        if correction is not None:
+            data = correction.apply(data)
+    task = TaskSpec.from_json(data, path=path, suite_root=suite_root, validate=validate)
+    if correction is not None:
+        task.correction = correction.finding
+    return task
 
 
 def is_task_file(path: Path) -> bool:
