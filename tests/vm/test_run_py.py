@@ -20,7 +20,7 @@ CLI_TASK = "3f6c2a10-5b7e-4c1d-9a8e-0d2b6c4e7f11"   # os: cli, solved by a comma
 SLOW_TASK = "5e1f0c33-9d2a-4b8c-8f1e-6a7b2c3d4e55"  # a copy of it whose solution takes 20 s (time to interrupt)
 GUI_TASK = "8a1d4e22-7c3b-4f5a-b6d9-1e2f3a4b5c62"   # os: gui, a terminal to type into
 STATUS_KEYS = ["task_id", "domain", "model", "trial", "action_space", "observation_type", "status", "final", "score",
-               "reason", "steps", "duration_s", "attempts", "error", "started", "finished", "tags", "related_apps"]
+               "reason", "steps", "duration_s", "attempts", "error", "started", "finished", "tags", "related_apps", "grader_corrections"]
 TRAJ_KEYS = {"step_num", "timestamp", "action", "action_struct", "response", "parse_error", "tokens_in",
              "tokens_out", "latency_s", "reward", "done", "info", "screenshot_file", "screen_mapping"}
 
