@@ -2,9 +2,10 @@
 names is read (a URL, a run-time ``cache/`` file, a ``file://`` URI)."""
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from desktop_env.errors import TaskConfigError
 
@@ -41,6 +42,43 @@ class TaskFileNotFound(TaskConfigError):
 def task_error(message: str, path, field: str | None = None) -> TaskConfigError:
     """A :class:`TaskConfigError` naming the file (``path``, or None) and the field."""
     return TaskConfigError(message, path=None if path is None else str(path), field=field)
+
+
+def read_json_file(path: Path) -> Any:
+    """The JSON value held by the file ``path``.
+
+    Raises:
+        TaskConfigError: the file cannot be read, or its JSON is malformed (naming the file, line and column).
+    """
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TaskConfigError(f"cannot read: {exc}", str(path)) from exc
+    except json.JSONDecodeError as exc:
+        raise TaskConfigError(f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
+                              str(path)) from exc
+
+
+def index_by_task_id(entries: Iterable[Any], claim: str) -> dict[str, Any]:
+    """Each of ``entries`` by each task id it names, for the project's tables keyed by task id (kept
+    solutions, grader corrections): an entry has ``ids``, ``path`` (its file) and ``ids_field`` (where in
+    that file its ids are).
+
+    Args:
+        claim: what an entry says of its tasks, for the error (e.g. ``"has a kept solution"``).
+
+    Raises:
+        TaskConfigError: two entries name the same task id (naming both places).
+    """
+    out: dict[str, Any] = {}
+    for entry in entries:
+        for task_id in entry.ids:
+            if task_id in out:
+                first = out[task_id]
+                raise TaskConfigError(f"task {task_id} {claim} twice (also {first.path} {first.ids_field})",
+                                      str(entry.path), entry.ids_field)
+            out[task_id] = entry
+    return out
 
 
 def find_suite_root(start: Path) -> Path | None:

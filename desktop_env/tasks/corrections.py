@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import copy
 import functools
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from desktop_env.errors import TaskConfigError
+from desktop_env.tasks.common import index_by_task_id, read_json_file
 
 #: Where the correction tables live (package data), one JSON file per suite.
 CORRECTIONS_DIR = Path(__file__).resolve().parent / "grader_corrections"
@@ -53,6 +53,11 @@ class GraderCorrection:
     evidence: str
     patch: dict
 
+    @property
+    def ids_field(self) -> str:
+        """Where in its table the entry's task ids are (for errors)."""
+        return f"[{self.index}].ids"
+
     def apply(self, data: dict) -> dict:
         """A copy of the task JSON ``data`` with the patch merged in."""
         return merge_patch(data, self.patch)
@@ -72,12 +77,7 @@ def merge_patch(target: Any, patch: Any) -> Any:
 
 
 def _read_table(path: Path) -> list[GraderCorrection]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TaskConfigError(f"cannot read: {exc}", str(path)) from exc
-    except json.JSONDecodeError as exc:
-        raise TaskConfigError(f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", str(path)) from exc
+    data = read_json_file(path)
     if not isinstance(data, list):
         raise TaskConfigError("a correction table is a JSON list of {ids, finding, evidence, patch}", str(path))
     out = []
@@ -114,18 +114,10 @@ def grader_corrections(root: Path | None = None) -> dict[str, GraderCorrection]:
 
 @functools.lru_cache(maxsize=None)
 def _read_all(root: Path) -> dict[str, GraderCorrection]:
-    out: dict[str, GraderCorrection] = {}
     if not root.is_dir():
-        return out
-    for path in sorted(root.glob("*.json")):
-        for entry in _read_table(path):
-            for task_id in entry.ids:
-                if task_id in out:
-                    first = out[task_id]
-                    raise TaskConfigError(f"task {task_id} is corrected twice (also {first.path} [{first.index}])",
-                                          str(path), f"[{entry.index}].ids")
-                out[task_id] = entry
-    return out
+        return {}
+    return index_by_task_id((entry for path in sorted(root.glob("*.json")) for entry in _read_table(path)),
+                            "is corrected")
 
 
 def correction_for(task_id: str, root: Path | None = None) -> GraderCorrection | None:

@@ -23,12 +23,12 @@ project's own tasks.
 from __future__ import annotations
 
 import functools
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from desktop_env.errors import TaskConfigError
+from desktop_env.tasks.common import index_by_task_id, read_json_file
 
 #: Where the kept solutions live (package data).
 REFERENCE_DIR = Path(__file__).resolve().parent / "reference_solutions"
@@ -46,6 +46,9 @@ class KeptSolution:
     solution: list
     note: str = ""
 
+    #: where in its file the task ids are (for errors)
+    ids_field = "ids"
+
     @classmethod
     def read(cls, path: Path) -> "KeptSolution":
         """Read and check one file.
@@ -54,13 +57,7 @@ class KeptSolution:
             TaskConfigError: unreadable or malformed JSON, a missing or unknown key, or a value of the
                 wrong type (naming the file and the key).
         """
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError) as exc:
-            raise TaskConfigError(f"cannot read: {exc}", str(path)) from exc
-        except json.JSONDecodeError as exc:
-            raise TaskConfigError(f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
-                                  str(path)) from exc
+        data = read_json_file(path)
         if not isinstance(data, dict):
             raise TaskConfigError("a kept solution is a JSON object with ids, suite and solution", str(path))
         unknown = sorted(set(data) - _KEYS)
@@ -90,17 +87,9 @@ def kept_solutions(root: Path | None = None) -> dict[str, KeptSolution]:
 
 @functools.lru_cache(maxsize=None)
 def _read_all(root: Path) -> dict[str, KeptSolution]:
-    out: dict[str, KeptSolution] = {}
     if not root.is_dir():
-        return out
-    for path in sorted(root.rglob("*.json")):
-        kept = KeptSolution.read(path)
-        for task_id in kept.ids:
-            if task_id in out:
-                raise TaskConfigError(f"task {task_id} already has a kept solution in {out[task_id].path}",
-                                      str(path), "ids")
-            out[task_id] = kept
-    return out
+        return {}
+    return index_by_task_id((KeptSolution.read(p) for p in sorted(root.rglob("*.json"))), "has a kept solution")
 
 
 def kept_solution(task_id: str, root: Path | None = None) -> KeptSolution | None:
