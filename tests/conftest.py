@@ -1,4 +1,6 @@
 """Test-suite options: the default run is quick; ``--full`` (what CI runs) adds VM and slow tests."""
+import os
+
 import pytest
 
 
@@ -14,6 +16,21 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "vm" in item.keywords or "slow" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _time_scale_kept():
+    """Every test ends with ``$DESKTOP_ENV_TIME_SCALE`` as it found it: a test that exports a time scale (as
+    ``RunConfig.apply_time_scale`` does for a run's workers) does not stretch the limits of the tests after it."""
+    from desktop_env.limits import SCALE_ENV
+
+    before = os.environ.get(SCALE_ENV)
+    yield
+    if os.environ.get(SCALE_ENV) != before:
+        if before is None:
+            os.environ.pop(SCALE_ENV, None)
+        else:
+            os.environ[SCALE_ENV] = before
 
 
 @pytest.fixture(scope="session")
