@@ -1,13 +1,15 @@
 """Under load (stress-ng --cpu 2 beside the VM), 2,000 characters of mixed text typed through env.step reach a
 text editor and Calc cells exactly: the saved files hold every character, in order, once.
 
-Each round is a reset and a fresh application. CI runs one round of each: the text editor through the
-pyautogui action space (about 1 minute under load) and Calc cells through computer_13 TYPING (about 3
-minutes). Calc once handled the ``right`` sent just before a TYPING action after the whole text (every cell one
-column to the left); typing now starts only once the application has handled what came before it
-(docs/reliability.md#input-fidelity). The full proof is ``DESKTOP_ENV_FIDELITY_ROUNDS=10`` (add
-``DESKTOP_ENV_FIDELITY_SPACES=pyautogui,computer_13`` for both spaces in each application, and
-``DESKTOP_ENV_FIDELITY_APPS=calc`` or ``editor`` for one application).
+Each round is a reset and a fresh application. CI runs one round of the text editor through the pyautogui
+action space (about 1 minute under load on a fast host, 3 minutes on CI's 2-core TCG machine). The Calc case
+(cells through computer_13 TYPING) is opt-in: ``DESKTOP_ENV_FIDELITY_APPS=editor,calc`` (3 minutes a round on a
+fast host, 7-9 minutes on CI's machine, which put it among CI's three slowest tests). Calc once handled the
+``right`` sent just before a TYPING action after the whole text (every cell one column to the left); typing now
+starts only once the application has handled what came before it (docs/reliability.md#input-fidelity; the
+Xvfb test ``test_a_key_sent_before_typing_is_handled_before_the_text`` guards that in every run). The full proof
+is ``DESKTOP_ENV_FIDELITY_ROUNDS=10 DESKTOP_ENV_FIDELITY_APPS=editor,calc`` (add
+``DESKTOP_ENV_FIDELITY_SPACES=pyautogui,computer_13`` for both spaces in each application).
 """
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ pytestmark = [pytest.mark.vm, pytest.mark.slow]
 
 ROUNDS = int(os.environ.get("DESKTOP_ENV_FIDELITY_ROUNDS", "1"))
 SPACES = [s for s in os.environ.get("DESKTOP_ENV_FIDELITY_SPACES", "").split(",") if s]
-APPS = [a for a in os.environ.get("DESKTOP_ENV_FIDELITY_APPS", "editor,calc").split(",") if a]
+APPS = [a for a in os.environ.get("DESKTOP_ENV_FIDELITY_APPS", "editor").split(",") if a]
 DEFAULT_SPACE = {"editor": "pyautogui", "calc": "computer_13"}
 CASES = [(app, space) for app in APPS for space in (SPACES or [DEFAULT_SPACE[app]])]
 LENGTH = 2000  # characters typed per round
