@@ -116,7 +116,9 @@ def chrome_open_tabs(ctx: SetupContext, urls_to_open: list) -> None:
     base = cdp_base_url(ctx, "chrome_open_tabs")
     for url in urls_to_open:
         try:
-            cdp_http(f"{base}/json/new?{urllib.parse.quote(url, safe=':/')}", method="PUT")
+            # a busy guest's Chromium (TCG, a second VM beside it) took over 10 s to answer: the named limit
+            cdp_http(f"{base}/json/new?{urllib.parse.quote(url, safe=':/')}", method="PUT",
+                     timeout_s=limit("setup.cdp_connect"))
         except OSError as exc:
             raise SetupError(f"could not open {url} over CDP at {base}: {exc}", step="chrome_open_tabs") from exc
     wait_rendered(ctx, urls_to_open, "chrome_open_tabs")
