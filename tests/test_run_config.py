@@ -68,8 +68,7 @@ def test_a_copy_is_checked_too(tmp_path):
 def test_time_scale_is_exported_for_the_workers(tmp_path, monkeypatch):
     from desktop_env.limits import SCALE_ENV, scale
 
-    monkeypatch.setenv(SCALE_ENV, "1")  # so that monkeypatch restores the variable as it was after the test:
-    monkeypatch.delenv(SCALE_ENV)  # apply_time_scale sets os.environ itself (a 2.5 left behind scaled later tests)
+    monkeypatch.delenv(SCALE_ENV, raising=False)  # what apply_time_scale exports, conftest's fixture undoes
     RunConfig(result_dir=tmp_path).apply_time_scale()
     assert scale() == 1.0
     RunConfig(result_dir=tmp_path, time_scale=2.5).apply_time_scale()
