@@ -129,10 +129,11 @@ def chrome_close_tabs(ctx: SetupContext, urls_to_close: list) -> None:
     """Close every Chromium tab whose URL starts with one of ``urls_to_close``."""
     base = cdp_base_url(ctx, "chrome_close_tabs")
     try:
-        targets = cdp_http(f"{base}/json/list")
+        seconds = limit("setup.cdp_connect")  # as chrome_open_tabs: a busy guest's Chromium outlasts urllib's 10 s
+        targets = cdp_http(f"{base}/json/list", timeout_s=seconds)
         for t in targets:
             if t.get("type") == "page" and any(t.get("url", "").startswith(u) for u in urls_to_close):
-                cdp_http(f"{base}/json/close/{t['id']}")
+                cdp_http(f"{base}/json/close/{t['id']}", timeout_s=seconds)
     except OSError as exc:
         raise SetupError(f"could not close tabs over CDP at {base}: {exc}", step="chrome_close_tabs") from exc
 
