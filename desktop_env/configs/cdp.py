@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from desktop_env.errors import DesktopEnvError
 from desktop_env.session import NotSupportedError, SetupContext, SetupError
-from desktop_env.limits import limit
+from desktop_env.limits import TimeLimitExceeded, limit
 
 if TYPE_CHECKING:  # pragma: no cover
     from playwright.sync_api import Browser, Page
@@ -51,6 +51,33 @@ def cdp_http(url: str, method: str = "GET", timeout_s: float = 10.0):
         return json.loads(body)
     except json.JSONDecodeError:
         return body.decode("utf-8", "replace")
+
+
+def timed_out(exc: OSError) -> bool:
+    """Whether ``exc`` (raised by ``cdp_http``) is a timeout: the endpoint is there but slow (a busy guest),
+    unlike a refused or dropped connection (no Chromium listening: the port forward closes it at once)."""
+    return isinstance(exc, TimeoutError) or isinstance(getattr(exc, "reason", None), TimeoutError)
+
+
+def page_targets(ctx: SetupContext, name: str) -> list[dict] | None:
+    """The DevTools targets of Chromium's open tabs (``{"id", "url", "title", ...}``), the most recently
+    activated first (the order of ``/json/list``); None when no Chromium answers (the agent may have closed it).
+
+    Raises:
+        TimeLimitExceeded: the endpoint took the connection but did not answer within ``evaluator.cdp`` (a
+            busy guest, not the agent's outcome: the grader reports it rather than reading it as no browser).
+    """
+    base = cdp_base_url(ctx, name)
+    seconds = limit("evaluator.cdp")
+    try:
+        targets = cdp_http(f"{base}/json/list", timeout_s=seconds)
+    except OSError as exc:
+        if timed_out(exc):
+            raise TimeLimitExceeded("evaluator.cdp", seconds, f"{name}: Chromium's DevTools endpoint {base} "
+                                    "listing the open tabs") from exc
+        logger.info("%s: DevTools endpoint %s did not answer: %s", name, base, exc)
+        return None
+    return [t for t in targets if t.get("type") == "page"]
 
 
 def same_host(url: str) -> str:

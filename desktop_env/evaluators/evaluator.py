@@ -10,6 +10,7 @@ from typing import Any, Callable
 from desktop_env.session import NotSupportedError, SetupContext, SetupError
 from desktop_env.configs.dispatch import run_postconfig
 from desktop_env.errors import DesktopEnvError, EvaluatorError, TaskConfigError
+from desktop_env.limits import TimeLimitExceeded
 from desktop_env.evaluators.metrics.utils import MetricError
 from desktop_env.evaluators.reasons import (GAVE_UP, INFEASIBLE, MISSING_RESULT, PASSED, UNEXPLAINED, Reason,
                                             collecting, explain, first_failure)
@@ -141,12 +142,14 @@ def run_getter(ctx: SetupContext, spec: GetterSpec | None, side: str = "result")
     """Run one getter; None for no getter.
 
     On the result side a failure to fetch (missing file, VM or cloud error) gives None, which
-    metrics score 0, and the log says why. On the expected side such a failure propagates
+    metrics score 0, and the log says why; a named time limit expiring (the guest or its Chromium did
+    not answer in time) says nothing of the result, so it is not scored (EvaluatorError). On the expected side such a failure propagates
     (it is the task's fault, not the agent's). A getter that cannot run at all (account,
     tool not in image, a task file that is missing) always propagates.
 
     Raises:
-        EvaluatorError: the getter raised something other than a fetch failure (a bug in it).
+        EvaluatorError: the getter raised something other than a fetch failure (a bug in it), or ran past
+            a named time limit.
     """
     if spec is None:
         return None
@@ -155,6 +158,8 @@ def run_getter(ctx: SetupContext, spec: GetterSpec | None, side: str = "result")
         return entry.func(ctx, **_kwargs(entry, spec.fields))
     except (NotSupportedError, TaskConfigError, SetupError):
         raise
+    except TimeLimitExceeded as exc:  # the guest did not answer in time: nothing is known of the result
+        raise EvaluatorError(f"getter {spec.type} ({side})", exc, _traceback_tail()) from exc
     except (OSError, DesktopEnvError) as exc:  # the thing to fetch is missing or unreadable
         if side == "expected":
             raise

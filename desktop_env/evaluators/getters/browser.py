@@ -5,8 +5,7 @@ import logging
 from typing import Callable
 
 from desktop_env.session import SetupContext, ToolNotInImage
-from desktop_env.configs.browser import cdp_http, cdp_base_url
-from desktop_env.configs.cdp import cdp_browser, find_page
+from desktop_env.configs.cdp import cdp_browser, find_page, page_targets
 from desktop_env.evaluators.getters.file import get_vm_script_output
 from desktop_env.registry import GETTERS, UNAVAILABLE
 
@@ -17,16 +16,10 @@ VERDICT_SEPARATOR = "\uff1b"
 
 
 def active_page(ctx: SetupContext, name: str) -> dict | None:
-    """The DevTools target (``{"id", "url", "title", ...}``) of Chromium's active tab; None when Chromium's
-    DevTools endpoint does not answer or no page is open."""
-    base = cdp_base_url(ctx, name)
-    try:
-        targets = cdp_http(f"{base}/json/list")
-    except OSError as exc:
-        logger.info("%s: DevTools endpoint %s did not answer: %s", name, base, exc)
-        return None
-    # /json/list orders pages by most recent activation, so the first page is the active tab.
-    return next((t for t in targets if t.get("type") == "page"), None)
+    """The DevTools target (``{"id", "url", "title", ...}``) of Chromium's active tab; None when no Chromium
+    answers or no page is open (``page_targets``: a slow answer raises instead)."""
+    pages = page_targets(ctx, name)
+    return pages[0] if pages else None
 
 
 @GETTERS.register()

@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any, Iterator, Protocol
 from urllib.parse import unquote
 
 from desktop_env.configs.browser import google_chrome_browser
-from desktop_env.configs.cdp import cdp_base_url, cdp_browser, cdp_http
+from desktop_env.configs.cdp import cdp_base_url, cdp_browser, cdp_http, page_targets, timed_out
 from desktop_env.errors import DesktopEnvError
 from desktop_env.evaluators.getters.browser import active_page, get_active_url_from_access_tree
 from desktop_env.evaluators.getters.url_parsing import query_values, url_part, url_path_values
 from desktop_env.evaluators.values import GuestText
-from desktop_env.limits import limit
+from desktop_env.limits import TimeLimitExceeded, limit
 from desktop_env.registry import GETTERS, UNAVAILABLE
 from desktop_env.session import NotSupportedError, SetupContext
 
@@ -278,9 +278,12 @@ def ensure_browser(ctx: SetupContext, name: str) -> None:
     does not answer: the agent may have closed the browser the getter needs."""
     base = cdp_base_url(ctx, name)
     try:
-        cdp_http(f"{base}/json/version", timeout_s=5.0)
+        cdp_http(f"{base}/json/version", timeout_s=limit("evaluator.cdp"))
         return
     except OSError as exc:
+        if timed_out(exc):  # it is there, on a busy guest: a second start would not help
+            raise TimeLimitExceeded("evaluator.cdp", limit("evaluator.cdp"),
+                                    f"{name}: Chromium's DevTools endpoint {base} answering") from exc
         logger.info("%s: Chromium's DevTools endpoint %s does not answer (%s); starting Chromium again", name, base, exc)
     ports = {k: v for k, v in (ctx.state.get("chromium") or {}).items() if k in ("debugging_port", "listening_port")}
     google_chrome_browser(ctx, **ports)
@@ -308,13 +311,10 @@ def new_tab(ctx: SetupContext, name: str, url: str) -> Iterator["Page"]:
 def get_open_tabs_info(ctx: SetupContext) -> list[dict] | None:
     """``[{"title", "url"}, ...]`` of Chromium's open tabs, the active one first; None when Chromium's
     DevTools endpoint does not answer (no browser)."""
-    base = cdp_base_url(ctx, "open_tabs_info")
-    try:
-        targets = cdp_http(f"{base}/json/list")
-    except OSError as exc:
-        logger.info("open_tabs_info: DevTools endpoint %s did not answer: %s", base, exc)
+    targets = page_targets(ctx, "open_tabs_info")
+    if targets is None:
         return None
-    tabs = [{"title": t.get("title", ""), "url": t.get("url", "")} for t in targets if t.get("type") == "page"]
+    tabs = [{"title": t.get("title", ""), "url": t.get("url", "")} for t in targets]
     logger.info("open_tabs_info: %s", [t["url"] for t in tabs])
     return tabs
 
