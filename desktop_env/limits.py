@@ -44,8 +44,9 @@ LIMITS: dict[str, tuple[float, str]] = {
     "action.typing_per_char": (0.6, "typing: the time allowed per character (typing it, and the application "
                                     "reading it), on top of action.typing"),
     "evaluator.command": (600.0, "one command or script an evaluator runs in the guest (vm_script_output, ...)"),
-    "evaluator.cdp": (180.0, "Chromium's DevTools endpoint listing the open tabs for an evaluator's getter "
-                             "(active tab, open tabs; a refused connection is read at once as no browser)"),
+    "evaluator.cdp": (180.0, "Chromium's DevTools endpoint answering an evaluator's getter (listing the open tabs, "
+                             "or showing Chromium runs before a page getter opens its tab; a refused connection "
+                             "is read at once as no browser)"),
     "evaluator.page_load": (180.0, "a page an evaluator's getter opens in the guest's Chromium loading (page_info, "
                                    "pdf_from_url, info_from_website; until its load event)"),
 }

@@ -143,9 +143,9 @@ def run_getter(ctx: SetupContext, spec: GetterSpec | None, side: str = "result")
 
     On the result side a failure to fetch (missing file, VM or cloud error) gives None, which
     metrics score 0, and the log says why; a named time limit expiring (the guest or its Chromium did
-    not answer in time) says nothing of the result, so it is not scored (EvaluatorError). On the expected side such a failure propagates
-    (it is the task's fault, not the agent's). A getter that cannot run at all (account,
-    tool not in image, a task file that is missing) always propagates.
+    not answer in time) says nothing of the result, so it is not scored (EvaluatorError). On the
+    expected side such a failure propagates (it is the task's fault, not the agent's). A getter that
+    cannot run at all (account, tool not in image, a task file that is missing) always propagates.
 
     Raises:
         EvaluatorError: the getter raised something other than a fetch failure (a bug in it), or ran past

@@ -277,12 +277,13 @@ def ensure_browser(ctx: SetupContext, name: str) -> None:
     """Start Chromium again (as ``google_chrome_browser`` did, on the same ports) when its DevTools endpoint
     does not answer: the agent may have closed the browser the getter needs."""
     base = cdp_base_url(ctx, name)
+    seconds = limit("evaluator.cdp")
     try:
-        cdp_http(f"{base}/json/version", timeout_s=limit("evaluator.cdp"))
+        cdp_http(f"{base}/json/version", timeout_s=seconds)
         return
     except OSError as exc:
         if timed_out(exc):  # it is there, on a busy guest: a second start would not help
-            raise TimeLimitExceeded("evaluator.cdp", limit("evaluator.cdp"),
+            raise TimeLimitExceeded("evaluator.cdp", seconds,
                                     f"{name}: Chromium's DevTools endpoint {base} answering") from exc
         logger.info("%s: Chromium's DevTools endpoint %s does not answer (%s); starting Chromium again", name, base, exc)
     ports = {k: v for k, v in (ctx.state.get("chromium") or {}).items() if k in ("debugging_port", "listening_port")}
