@@ -165,3 +165,13 @@ class SolutionStepFailed(TaskConfigError):
     is given) is wrong, so the harness records ``task_error`` naming the step rather than a
     wrong result.
     """
+
+
+def infra_error_types() -> tuple[type, ...]:
+    """Exception types that mean the infrastructure failed (the VM, its in-VM server, the host's tools or the
+    connection to them), not the task: a run retries such a failure on a fresh VM. The harness adds the model
+    API's failures (:func:`desktop_env.harness.status.infra_errors`)."""
+    import requests
+
+    return (VMError, GuestServerError, VMLaunchError, SnapshotError, HostToolMissing, ConnectionError,
+            requests.RequestException)

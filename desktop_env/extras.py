@@ -15,6 +15,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "office": ("pypdf", "rapidfuzz", "mutagen", "skimage", "cv2"),
     "agents": ("openai", "anthropic"),
     "mcp": ("mcp",),
+    "ray": ("ray",),
 }
 
 #: Extra -> the metrics that import one of its modules when they score (tests/test_extras.py recomputes this

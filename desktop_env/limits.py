@@ -47,6 +47,9 @@ LIMITS: dict[str, tuple[float, str]] = {
     "evaluator.cdp": (180.0, "Chromium's DevTools endpoint answering an evaluator's getter (listing the open tabs, "
                              "or showing Chromium runs before a page getter opens its tab; a refused connection "
                              "is read at once as no browser)"),
+    "pool.reset": (3600.0, "one reset of a Ray pool's environment: starting its actor where a slot is free, the VM's "
+                           "first start or a warm state's first build, and the task's setup"),
+    "pool.step": (1800.0, "one step of a Ray pool's environment: the action, and scoring when it ends the episode"),
     "evaluator.page_load": (180.0, "a page an evaluator's getter opens in the guest's Chromium loading (page_info, "
                                    "pdf_from_url, info_from_website; until its load event)"),
 }

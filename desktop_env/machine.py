@@ -455,7 +455,8 @@ def _die_with_parent() -> None:
     """In the child before exec: SIGKILL this process when the thread that started it dies.
 
     Used for short-lived machines (an image's first boot) whose owner may be killed
-    outright; environments' VMs rely on stale cleanup instead, since they may be started
+    outright, and for environments whose provider asks for it (``die_with_owner``: a Ray
+    actor's VMs); other environments' VMs rely on stale cleanup, since they may be started
     from worker threads that end before the VM should.
     """
     import ctypes

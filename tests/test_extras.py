@@ -20,7 +20,7 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 PACKAGE_MODULE = {"libvirt-python": "libvirt", "google-cloud-bigquery": "google.cloud.bigquery",
                   "snowflake-connector-python": "snowflake.connector", "pypdf": "pypdf", "rapidfuzz": "rapidfuzz",
                   "mutagen": "mutagen", "scikit-image": "skimage", "opencv-python-headless": "cv2",
-                  "openai": "openai", "anthropic": "anthropic", "mcp": "mcp"}
+                  "openai": "openai", "anthropic": "anthropic", "mcp": "mcp", "ray": "ray"}
 
 
 def _name(requirement: str) -> str:

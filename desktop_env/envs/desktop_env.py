@@ -24,6 +24,18 @@ log = logging.getLogger(__name__)
 A11Y_MAX_CHARS = 2_000_000
 
 
+def observation_space(screen: tuple[int, int]) -> gym.spaces.Dict:
+    """The observation space of a desktop of ``screen`` (width, height)."""
+    width, height = screen
+    return gym.spaces.Dict({
+        "screenshot": gym.spaces.Box(0, 255, (height, width, 3), np.uint8),
+        "accessibility_tree": UnicodeText(A11Y_MAX_CHARS),
+        "terminal": UnicodeText(A11Y_MAX_CHARS),
+        "instruction": UnicodeText(100_000),
+        "error": UnicodeText(100_000),
+    })
+
+
 class DesktopEnv(gym.Env):
     """A live desktop in a VM, as a Gymnasium environment.
 
@@ -102,14 +114,7 @@ class DesktopEnv(gym.Env):
             provider_name, image=path_to_vm or image_profile, cache_dir=self.cache_dir, accel=accel,
             screen_size=screen_size, headless=headless, **provider_kwargs)
         self.screen = self.provider.image.screen if hasattr(self.provider, "image") else tuple(screen_size)
-        width, height = self.screen
-        self.observation_space = gym.spaces.Dict({
-            "screenshot": gym.spaces.Box(0, 255, (height, width, 3), np.uint8),
-            "accessibility_tree": UnicodeText(A11Y_MAX_CHARS),
-            "terminal": UnicodeText(A11Y_MAX_CHARS),
-            "instruction": UnicodeText(100_000),
-            "error": UnicodeText(100_000),
-        })
+        self.observation_space = observation_space(self.screen)
         if action_space == "pyautogui":
             self.action_space = PyAutoGUISpace(1_000_000)
             self.action_space.screen = self.screen

@@ -37,7 +37,8 @@ class RunConfig:
     Each field is the flag of the same name (``python run.py --help`` says more). Paths may be given as strings.
 
     Environment (the VMs): ``path_to_vm`` (image name, profile or folder; None: the newest base image),
-    ``provider_name``, ``hosts`` (libvirt: ``URI[#N],...``), ``headless`` (accepted, no effect: VMs never open a
+    ``provider_name``, ``hosts`` (libvirt: ``URI[#N],...``), ``ray`` (a Ray cluster's address: the environments run
+    on its nodes, docs/distributed.md), ``headless`` (accepted, no effect: VMs never open a
     window), ``action_space``, ``observation_type``, ``screen_width``/``screen_height`` (both or neither; None: the
     image's), ``sleep_after_execution`` (seconds after each action), ``max_steps`` (an agent's actions per task),
     ``cache_dir``, ``snapshot_name`` (the state every task starts from; None: each task's own),
@@ -67,6 +68,7 @@ class RunConfig:
     path_to_vm: str | None = None
     provider_name: str = "qemu"
     hosts: str | None = None
+    ray: str | None = None
     headless: bool = False
     action_space: str = "pyautogui"
     observation_type: str = "screenshot"
@@ -261,5 +263,14 @@ class RunConfig:
             raise RunConfigError(f"--model_screen: {exc}") from exc
         if self.model == "human" and self.num_envs != 1:
             raise RunConfigError("--model human takes one task at a time: use --num_envs 1")
+        if self.ray is not None:
+            from desktop_env.extras import install_hint, installed
+
+            if self.model == "human":
+                raise RunConfigError("--model human drives a VM on this host: drop --ray")
+            if self.hosts:
+                raise RunConfigError("--ray and --hosts both say where the environments run: give one")
+            if not installed("ray"):
+                raise RunConfigError(f"--ray needs Ray: {install_hint('ray')}")
         if self.rag_topk < 1:
             raise RunConfigError("--rag_topk must be at least 1")

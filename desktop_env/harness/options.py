@@ -43,6 +43,9 @@ def parse_args(argv: list[str] | None = None) -> RunConfig:
     env.add_argument("--hosts", default=None, help="libvirt provider: URI[#N],... hosts to spread environments over "
                                                    "(N: capacity, default from each host's CPUs and memory); a host "
                                                    "that fails leaves rotation and its tasks are retried elsewhere")
+    env.add_argument("--ray", default=None, metavar="ADDRESS",
+                     help="run the environments on a Ray cluster (auto, or the head's HOST:PORT), one per slot its "
+                          "nodes advertise (docs/distributed.md); results come back here, in the same layout")
     env.add_argument("--headless", action="store_true", help="accepted for compatibility: VMs never open a window")
     env.add_argument("--action_space", default="pyautogui", choices=ACTION_SPACES,
                      help="pyautogui code strings or computer_13 action dicts (default pyautogui)")

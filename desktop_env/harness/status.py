@@ -88,14 +88,12 @@ def classify(score: float, last_action_type: str | None, last_turn_parse_error: 
 
 
 def infra_errors() -> tuple[type, ...]:
-    """Exception types that mean the infrastructure failed (retried on a fresh VM), not the task."""
-    import requests
-
+    """Exception types that mean the infrastructure failed (retried on a fresh VM), not the task: those of
+    :func:`desktop_env.errors.infra_error_types` and the model API's."""
     from desktop_env.agents.llm import ModelAPIError
-    from desktop_env.errors import GuestServerError, HostToolMissing, SnapshotError, VMError, VMLaunchError
+    from desktop_env.errors import infra_error_types
 
-    return (VMError, GuestServerError, VMLaunchError, SnapshotError, HostToolMissing, ModelAPIError,
-            ConnectionError, requests.RequestException)
+    return (*infra_error_types(), ModelAPIError)
 
 
 def read_status(folder: Path, feasible: bool | None = None) -> dict | None:

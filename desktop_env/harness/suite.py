@@ -17,7 +17,7 @@ from typing import Callable
 from desktop_env.harness.config import RunConfig
 from desktop_env.harness.jobs import Job, model_folder, plan_jobs, split_by_image
 from desktop_env.harness.layout import SUMMARY_FILE, now_iso, write_json_atomic
-from desktop_env.harness.status import UnreadableStatus, read_status
+from desktop_env.harness.progress import progress_line, read_back, started_line
 from desktop_env.harness.summary import earlier_image, format_summary, image_key, image_state, summarize, write_manifest
 from desktop_env.harness.workers import agent_options, stop_workers, worker
 
@@ -104,7 +104,7 @@ def run_suite(config: RunConfig, report: Report = _log_report) -> RunOutcome:
         return RunOutcome(2)
     if warm:
         image["warm_states"] = warm
-    if todo:
+    if todo and not config.ray:  # a cluster's nodes advertise the slots their memory holds
         config = cap_to_memory(config, len(todo), sorted(warm), report)
     total = len(todo) + done
     skipped = f", {plan.excluded} needing an account skipped" if plan.excluded else ""
@@ -115,7 +115,11 @@ def run_suite(config: RunConfig, report: Report = _log_report) -> RunOutcome:
     write_manifest(folder, config, image, started, None)
 
     interrupted = False
-    if todo:
+    if todo and config.ray:
+        from desktop_env.harness.ray_jobs import run_jobs_on_ray
+
+        interrupted = run_jobs_on_ray(config, todo, records, report, config.ray)
+    elif todo:
         interrupted = _run_jobs(config, todo, records, report)
     not_run = [job for job in todo if job.key not in records]
     summary = summarize(config, list(records.values()), not_run, plan.excluded, wrong_image, plan.excluded_offline)
@@ -231,20 +235,13 @@ def _run_jobs(config: RunConfig, todo: list[Job], records: dict, report: Report)
                 stop_workers(procs)
                 break
             if msg["event"] == "started":
-                trial = f" trial {msg['trial']}" if config.trials > 1 else ""
-                report(f"started {msg['domain']}/{msg['task_id']}{trial}")
+                report(started_line(config, msg["domain"], msg["task_id"], msg["trial"]))
                 continue
             s = msg["status"]
             records[(s["domain"], s["task_id"], s["trial"])] = s
             finished += 1
             wins += s["status"] == "success"
-            elapsed = time.monotonic() - t0
-            eta = elapsed / finished * (len(todo) - finished)
-            score = f"{s['score']:.2f}" if s["score"] is not None else "-"
-            trial = f" trial {s['trial']}" if config.trials > 1 else ""
-            report(f"[{finished}/{len(todo)}] success {wins}/{finished} | ETA {eta / 60:.1f} min | "
-                   f"{s['domain']}/{s['task_id']}{trial}: {s['status']} {score} ({s['duration_s']:.0f} s)"
-                   + (f" {s['error'][:200]}" if s["error"] and s["status"] != "success" else ""))
+            report(progress_line(config, s, finished, len(todo), wins, time.monotonic() - t0))
     except (KeyboardInterrupt, BrokenPipeError):  # a signal, or whoever reads our output is gone
         interrupted = True
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -262,13 +259,5 @@ def _run_jobs(config: RunConfig, todo: list[Job], records: dict, report: Report)
         # every worker had died)
         jobs.cancel_join_thread()
         signal.signal(signal.SIGTERM, old_term)
-    # statuses written by workers that were interrupted after the last message
-    for job in todo:
-        try:
-            status = read_status(job.folder)
-        except UnreadableStatus as exc:
-            log.warning("%s", exc)
-            continue
-        if status is not None:
-            records[job.key] = {**job.meta(), **status}
+    read_back(todo, records)  # statuses written by workers that were interrupted after the last message
     return interrupted

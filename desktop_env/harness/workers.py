@@ -6,10 +6,12 @@ interrupted) is killed on the way out.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
 import time
+from pathlib import Path
 
 from desktop_env.harness.config import RunConfig
 from desktop_env.harness.jobs import run_job
@@ -30,6 +32,19 @@ def agent_options(config: RunConfig) -> dict:
                 **({"coords": config.coords} if config.coords else {}))
 
 
+def make_env(config: RunConfig, **provider_kwargs):
+    """A run's environment, as its settings say (a worker makes one, and a new one after an infrastructure
+    failure); ``provider_kwargs`` go to the provider (a Ray actor's ``die_with_owner``)."""
+    from desktop_env.envs import DesktopEnv
+
+    return DesktopEnv(provider_name=config.provider_name, path_to_vm=config.path_to_vm,
+                      action_space=config.action_space, screen_size=config.screen_size,
+                      require_a11y_tree=config.observation_type != "screenshot", max_steps=config.max_steps,
+                      cache_dir=config.cache_dir, download_mirror=config.download_mirror,
+                      snapshot_name=config.snapshot_name or "init_state",
+                      **({"hosts": config.hosts} if config.hosts else {}), **provider_kwargs)
+
+
 LOG_FORMAT = "%(asctime)s %(name)s %(levelname)s %(message)s"
 
 
@@ -47,6 +62,29 @@ def configure_logging(level_name: str, log_file: str | None = None) -> None:
     root.addHandler(handler)
 
 
+@contextlib.contextmanager
+def job_log(folder: Path):
+    """While a job runs, the process's log also goes to the job folder's runtime.log."""
+    folder.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(folder / RUNTIME_LOG, mode="a")
+    handler.setLevel(logging.getLogger().level)
+    handler.setFormatter(logging.Formatter(LOG_FORMAT))
+    logging.getLogger().addHandler(handler)
+    try:
+        yield
+    finally:
+        logging.getLogger().removeHandler(handler)
+        handler.close()
+
+
+def alarm_raises(timeout_s: float) -> None:
+    """SIGALRM raises :class:`TaskTimeout` in this process's main thread (run_job arms it per attempt)."""
+    def on_alarm(signum, frame):
+        raise TaskTimeout(f"task attempt exceeded --task_timeout {timeout_s:g} s")
+
+    signal.signal(signal.SIGALRM, on_alarm)
+
+
 def worker(config: RunConfig, jobs, results) -> None:
     """One process, one environment: takes jobs (:class:`~desktop_env.harness.jobs.Job`) until None; SIGTERM and
     SIGINT close the VM and exit.
@@ -56,7 +94,6 @@ def worker(config: RunConfig, jobs, results) -> None:
     API refused the run's key (the parent then stops every worker).
     """
     from desktop_env.agents import create_agent
-    from desktop_env.envs import DesktopEnv
 
     configure_logging(config.log_level, str(config.worker_log) if config.worker_log else None)
 
@@ -65,21 +102,13 @@ def worker(config: RunConfig, jobs, results) -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         raise KeyboardInterrupt(f"signal {signum}")
 
-    def on_alarm(signum, frame):
-        raise TaskTimeout(f"task attempt exceeded --task_timeout {config.task_timeout:g} s")
-
     signal.signal(signal.SIGTERM, on_stop)
     signal.signal(signal.SIGINT, on_stop)
-    signal.signal(signal.SIGALRM, on_alarm)
+    alarm_raises(config.task_timeout)
     env_box: list = [None]
 
     def new_env():
-        return DesktopEnv(provider_name=config.provider_name, path_to_vm=config.path_to_vm,
-                          action_space=config.action_space, screen_size=config.screen_size,
-                          require_a11y_tree=config.observation_type != "screenshot", max_steps=config.max_steps,
-                          cache_dir=config.cache_dir, download_mirror=config.download_mirror,
-                          snapshot_name=config.snapshot_name or "init_state",
-                          **({"hosts": config.hosts} if config.hosts else {}))
+        return make_env(config)
 
     agent = None
     try:
@@ -89,16 +118,8 @@ def worker(config: RunConfig, jobs, results) -> None:
             if job is None:
                 return
             results.put({"event": "started", "domain": job.domain, "task_id": job.task_id, "trial": job.trial})
-            job.folder.mkdir(parents=True, exist_ok=True)
-            handler = logging.FileHandler(job.folder / RUNTIME_LOG, mode="a")
-            handler.setLevel(logging.getLogger().level)
-            handler.setFormatter(logging.Formatter(LOG_FORMAT))
-            logging.getLogger().addHandler(handler)
-            try:
+            with job_log(job.folder):
                 status = run_job(job, config, agent, env_box, new_env)
-            finally:
-                logging.getLogger().removeHandler(handler)
-                handler.close()
             stop = status.pop("stop_run", None)
             results.put({"event": "finished", "status": status})
             if stop:  # the model API refuses the run for good: no other job can run either

@@ -5,7 +5,6 @@ import os
 import re
 import shutil
 import subprocess
-import signal
 import time
 import uuid
 from pathlib import Path
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from desktop_env import paths
+from desktop_env.distributed.local import stop_tagged
 
 CODE = Path(__file__).resolve().parents[2] / "desktop_env/image/profiles/office/files/usr/local/bin/code"
 
@@ -30,36 +30,6 @@ pytestmark = [
     pytest.mark.skipif(not (shutil.which("Xvfb") and shutil.which("xwininfo") and os.path.exists(
         "/usr/lib/chromium/chromium")), reason="needs Xvfb, xwininfo and Chromium"),
 ]
-
-
-def _tagged(tag: str) -> list[int]:
-    """PIDs of the processes whose environment holds ``DESKTOP_ENV_TEST_TAG=tag``: everything a test started,
-    however deep (code-server's forked hosts, Chromium's children), since each inherits its parent's environment."""
-    marker = f"DESKTOP_ENV_TEST_TAG={tag}".encode()
-    pids = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            if marker in (proc / "environ").read_bytes().split(b"\0"):
-                pids.append(int(proc.name))
-        except OSError:  # gone, or not ours to read
-            continue
-    return pids
-
-
-def _stop_tagged(tag: str) -> list[int]:
-    """SIGTERM, then after 10 s SIGKILL, every process carrying ``tag``; returns those still there after both."""
-    for sig, grace in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
-        for pid in _tagged(tag):
-            try:
-                os.kill(pid, sig)
-            except ProcessLookupError:
-                pass
-        deadline = time.monotonic() + grace
-        while _tagged(tag) and time.monotonic() < deadline:
-            time.sleep(0.2)
-    return _tagged(tag)
 
 
 @pytest.fixture
@@ -91,7 +61,7 @@ def desktop(tmp_path):
     try:
         yield env, project
     finally:
-        left = _stop_tagged(env["DESKTOP_ENV_TEST_TAG"])
+        left = stop_tagged(env["DESKTOP_ENV_TEST_TAG"], "DESKTOP_ENV_TEST_TAG", grace_s=10)
         xvfb.wait(timeout=30)
     assert not left, f"processes the test started are still running after SIGKILL: {left}"
 

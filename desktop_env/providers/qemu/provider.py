@@ -151,6 +151,11 @@ class QemuProvider(Provider):
             servers of other suites). Such a disk boots from its own bootloader once and its
             init_state is saved on that first use (see ``foreign.py``).
         vm_id: name of the runtime folder (default: random).
+        die_with_owner: QEMU gets SIGKILL when the thread that started it dies (Linux's parent-death signal),
+            for an owner that can be killed outright and is never followed by a cleanup of its own (a Ray
+            actor whose node dies). Only for an owner whose VMs are all started from one thread that lives
+            as long as they should (a process's main thread); the default leaves VMs of a killed process to
+            the next start's stale cleanup.
         ready_timeout_s: how long to wait for the in-VM server after a restore.
         restore: ``map`` (default) restores a mapped state by mapping its RAM file copy-on-write;
             ``copy`` loads it as one full stream instead (the RAM read and copied, as before mapped
@@ -167,7 +172,8 @@ class QemuProvider(Provider):
                  cache_dir: Path | None = None, accel: str = "auto", screen_size: tuple[int, int] | None = None,
                  allow_internet: bool = False, detached: bool = False, vm_id: str | None = None,
                  ready_timeout_s: float = 60.0, headless: bool = True, memory_mb: int = 4096, cpus: int = 2,
-                 server_token: str | None = None, restore: str | None = None, **_ignored):
+                 server_token: str | None = None, restore: str | None = None, die_with_owner: bool = False,
+                 **_ignored):
         ref = image if image is not None else (path_to_vm or "base")
         if isinstance(ref, ImageInfo):
             self.image = ref
@@ -185,6 +191,9 @@ class QemuProvider(Provider):
         self.accel = accel
         self.allow_internet = allow_internet
         self.detached = detached
+        if die_with_owner and detached:
+            raise ValueError("die_with_owner and detached contradict each other: a detached VM outlives its owner")
+        self.die_with_owner = die_with_owner
         self.ready_timeout_s = ready_timeout_s
         self.restore_mode = restore_mode(restore)
         #: Seconds of the last restore's parts: ``qemu_s`` (process start to guest running), ``server_s``
@@ -323,7 +332,7 @@ class QemuProvider(Provider):
         backing = state.disk_layer if state is not None else self.image.file("disk")
         saved = self._saved_state(state, backing)
         overlay = create_overlay(backing, self.dir / "overlay.qcow2")
-        self.machine = saved.machine(self._spec(overlay), self.dir)
+        self.machine = saved.machine(self._spec(overlay), self.dir, die_with_parent=self.die_with_owner)
         self.machine.start()
         t1 = time.monotonic()
         self.state_name = state.name if state is not None else INIT_STATE

@@ -1,0 +1,232 @@
+"""``run.py --ray ADDRESS``: a run's jobs on a Ray cluster's environments, with the results layout of a local run.
+
+Each environment is a :class:`JobWorker` actor (one slot of :data:`~desktop_env.distributed.pool.SLOT_RESOURCE`).
+It runs jobs one at a time as run.py's local workers do (:func:`desktop_env.harness.jobs.run_job`: the agent, the
+task's time limit, retries after a VM failure), in a folder of its node's own, and sends the folder's files
+(status.json, result.txt, traj.jsonl, screenshots, runtime.log, recording.mp4) back through Ray; the driver writes
+them into the run's result folder, status.json last, so nodes need no shared filesystem and an interrupted run
+resumes like a local one.
+
+A job whose actor died (its process, or its node) is reported as ``infra_error`` and retried on a new actor
+(``--retries`` more times), placed wherever a slot is free; the run ends when every job has a status. Ctrl-C or
+SIGTERM kills every actor, and with it its VM (started with the parent-death signal).
+"""
+from __future__ import annotations
+
+import collections
+import logging
+import os
+import shutil
+import signal
+import socket
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from desktop_env.distributed.pool import SLOT_RESOURCE
+from desktop_env.harness.config import RunConfig
+from desktop_env.harness.jobs import Job
+from desktop_env.harness.layout import RESULT_FILE, STATUS_FILE, now_iso, write_json_atomic
+from desktop_env.harness.progress import progress_line, read_back, started_line
+
+log = logging.getLogger(__name__)
+
+#: Seconds a job may take beyond its attempts' time limits (``--task_timeout`` each) before its actor is killed:
+#: the VM's first start or a warm state's first build, and closing a VM after a failure.
+JOB_MARGIN_S = 1800.0
+
+
+class JobWorker:
+    """run.py's worker as a Ray actor: one environment; :meth:`run` runs one job and returns its files.
+
+    Ray runs a synchronous actor's methods in its process's main thread, where run_job's SIGALRM time limit works
+    and the VM's parent-death signal is tied to a thread that lives as long as the process.
+    """
+
+    def __init__(self, config: RunConfig):
+        from desktop_env.harness.workers import alarm_raises, configure_logging
+
+        configure_logging(config.log_level)
+        config.apply_time_scale()
+        alarm_raises(config.task_timeout)
+        self.config = config
+        self.agent = None
+        self.env_box: list = [None]
+        self.scratch = Path(tempfile.mkdtemp(prefix="desktop-env-ray-jobs-"))
+
+    def where(self) -> dict:
+        """This actor's node id, host name and pid."""
+        import ray
+
+        return {"node_id": ray.get_runtime_context().get_node_id(), "hostname": socket.gethostname(),
+                "pid": os.getpid()}
+
+    def run(self, job: Job) -> dict:
+        """Run ``job`` here; returns ``{"status", "files": {relative path: bytes}, "where"}``."""
+        from desktop_env.agents import create_agent
+        from desktop_env.harness.jobs import run_job
+        from desktop_env.harness.workers import agent_options, job_log, make_env
+
+        if self.agent is None:
+            self.agent = create_agent(self.config.model, **agent_options(self.config))
+        local = self.scratch / job.domain / job.task_id / f"trial_{job.trial}"
+        shutil.rmtree(local, ignore_errors=True)
+        local_job = replace(job, folder=local)
+        with job_log(local):
+            status = run_job(local_job, self.config, self.agent, self.env_box,
+                             lambda: make_env(self.config, die_with_owner=True))
+        where = self.where()
+        if (local / STATUS_FILE).is_file():  # which node ran it, for a user reading a cluster run's results
+            status["ray_node"] = where["node_id"]
+            write_json_atomic(local / STATUS_FILE, {k: v for k, v in status.items() if k != "stop_run"})
+        files = {str(path.relative_to(local)): path.read_bytes() for path in sorted(local.rglob("*"))
+                 if path.is_file()}
+        shutil.rmtree(local, ignore_errors=True)
+        return {"status": status, "files": files, "where": where}
+
+    def close(self) -> None:
+        """Stop the VM and the agent."""
+        env, self.env_box[0] = self.env_box[0], None
+        for what, thing in (("environment", env), ("agent", self.agent)):
+            if thing is not None:
+                try:
+                    thing.close()
+                except Exception:
+                    log.exception("closing the %s", what)
+        self.agent = None
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def write_files(folder: Path, files: dict[str, bytes]) -> None:
+    """Replace ``folder``'s content with ``files``, each through a temporary file, status.json and result.txt
+    last: a crash while writing leaves the job not done (it runs again), never a status without its files."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.iterdir():
+        if old.is_file():
+            old.unlink()
+    last = (RESULT_FILE, STATUS_FILE)
+    for name in sorted(files, key=lambda n: (n in last, last.index(n) if n in last else 0, n)):
+        path = folder / name
+        if path.resolve().parent != folder.resolve() and folder.resolve() not in path.resolve().parents:
+            raise ValueError(f"a job sent a file outside its folder: {name!r}")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_bytes(files[name])
+        os.replace(tmp, path)
+
+
+def cluster_slots(ray, slot_resource: str = SLOT_RESOURCE) -> int:
+    """Environment slots the cluster's live nodes advertise in all."""
+    return int(ray.cluster_resources().get(slot_resource, 0))
+
+
+def run_jobs_on_ray(config: RunConfig, todo: list[Job], records: dict, report, address: str) -> bool:
+    """Run ``todo`` on the Ray cluster at ``address``, adding each status to ``records``; True when interrupted."""
+    import ray
+
+    if not ray.is_initialized():
+        ray.init(address=address, logging_level=logging.WARNING)
+    slots = cluster_slots(ray)
+    if slots < 1:
+        report(f"error: the Ray cluster at {address} advertises no {SLOT_RESOURCE!r} resource, so no environment "
+               f"can be placed: start its nodes with ray start --resources '{{\"{SLOT_RESOURCE}\": N}}' "
+               "(docs/distributed.md; `desktop-env image fit` says N for a node)", error=True)
+        return False
+    n = min(config.num_envs, len(todo))
+    if n > slots:
+        report(f"--num_envs {config.num_envs} lowered to {slots}: the cluster advertises {slots} environment slots")
+        n = slots
+    remote = ray.remote(JobWorker).options(num_cpus=0, resources={SLOT_RESOURCE: 1}, max_restarts=0,
+                                           max_task_retries=0, scheduling_strategy="SPREAD")
+    queue = collections.deque((job, 1) for job in todo)
+    actors = [remote.remote(config) for _ in range(n)]
+    running: dict = {}  # ref -> (actor index, job, attempt, deadline)
+    t0, finished, wins = time.monotonic(), 0, 0
+    budget = config.task_timeout * (config.retries + 1) + JOB_MARGIN_S
+
+    def give(index: int) -> None:
+        job, attempt = queue.popleft()
+        running[actors[index].run.remote(job)] = (index, job, attempt, time.monotonic() + budget)
+        report(started_line(config, job.domain, job.task_id, job.trial)
+               + (f" (attempt {attempt} after an infrastructure failure)" if attempt > 1 else ""))
+
+    def replace_actor(index: int) -> None:
+        try:
+            ray.kill(actors[index], no_restart=True)
+        except Exception:
+            log.debug("killing actor %d", index, exc_info=True)
+        actors[index] = remote.remote(config)
+
+    def finish(job: Job, status: dict) -> None:
+        nonlocal finished, wins
+        records[job.key] = {**job.meta(), **status}
+        finished += 1
+        wins += status["status"] == "success"
+        report(progress_line(config, status, finished, len(todo), wins, time.monotonic() - t0))
+
+    def lost(index: int, job: Job, attempt: int, why: str) -> None:
+        replace_actor(index)
+        if attempt <= config.retries:
+            report(f"{job.domain}/{job.task_id}: infra_error ({why}); retried on a new environment", error=True)
+            queue.appendleft((job, attempt + 1))
+            return
+        status = {"task_id": job.task_id, "domain": job.domain, "model": config.model, "trial": job.trial,
+                  "status": "infra_error", "final": False, "score": None, "reason": None, "steps": 0,
+                  "duration_s": 0.0, "attempts": attempt, "error": why, "finished": now_iso(), "tags": job.tags,
+                  "related_apps": job.related_apps}
+        job.folder.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(job.folder / STATUS_FILE, status)
+        finish(job, status)
+
+    def on_term(signum, frame):
+        raise KeyboardInterrupt
+
+    old_term = signal.signal(signal.SIGTERM, on_term)
+    interrupted = False
+    try:
+        while queue or running:
+            busy = {index for index, *_ in running.values()}
+            for index in range(n):
+                if queue and index not in busy:
+                    give(index)
+            done, _ = ray.wait(list(running), num_returns=1, timeout=2.0)
+            for ref in done:
+                index, job, attempt, _deadline = running.pop(ref)
+                try:
+                    reply = ray.get(ref)
+                except ray.exceptions.RayTaskError as exc:  # run_job itself failed: a bug, the job's own failure
+                    lost(index, job, config.retries + 1, f"the job raised: {exc}")
+                    continue
+                except ray.exceptions.RayError as exc:  # the actor, its process or its node is gone
+                    lost(index, job, attempt, f"its environment's actor died: {type(exc).__name__}")
+                    continue
+                stop = reply["status"].pop("stop_run", None)
+                write_files(job.folder, reply["files"])
+                finish(job, reply["status"])
+                if stop:  # the model API refuses the run for good: no other job can run either
+                    report(f"error: {stop}", error=True)
+                    queue.clear()
+                    running.clear()  # their actors are killed below
+            now = time.monotonic()
+            for ref, (index, job, attempt, deadline) in list(running.items()):
+                if now >= deadline:
+                    running.pop(ref)
+                    lost(index, job, attempt, f"no result within {budget:g} s (--task_timeout x attempts + "
+                                              f"{JOB_MARGIN_S:g} s): its environment was stopped")
+    except KeyboardInterrupt:
+        interrupted = True
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        report("interrupted: stopping the environments (finished tasks are kept; rerun to complete)", error=True)
+    finally:
+        if not interrupted:
+            closing = [actor.close.remote() for actor in actors]
+            ray.wait(closing, num_returns=len(closing), timeout=60)
+        for actor in actors:
+            try:
+                ray.kill(actor, no_restart=True)
+            except Exception:
+                log.debug("killing an actor", exc_info=True)
+        signal.signal(signal.SIGTERM, old_term)
+    read_back(todo, records)
+    return interrupted

@@ -1,0 +1,59 @@
+"""The parts of the Ray layer that need no cluster: how a job's files land in the driver's folder, the pool's task
+source, and run.py's checks of --ray."""
+import queue
+
+import pytest
+
+from desktop_env.distributed.pool import _TaskSource, portable, task_id_of
+from desktop_env.harness.ray_jobs import write_files
+from desktop_env.harness.config import RunConfig, RunConfigError
+
+
+def test_a_jobs_files_replace_the_folder_and_the_status_comes_last(tmp_path, monkeypatch):
+    folder = tmp_path / "os" / "t1"
+    folder.mkdir(parents=True)
+    (folder / "step_1_old.png").write_bytes(b"stale")
+    order = []
+    import desktop_env.harness.ray_jobs as runs
+
+    real_replace = runs.os.replace
+    monkeypatch.setattr(runs.os, "replace", lambda src, dst: (order.append(dst.name), real_replace(src, dst)))
+    write_files(folder, {"status.json": b"{}", "traj.jsonl": b"{}\n", "result.txt": b"1.0\n", "step_1_x.png": b"png"})
+    assert sorted(p.name for p in folder.iterdir()) == ["result.txt", "status.json", "step_1_x.png", "traj.jsonl"]
+    assert order[-2:] == ["result.txt", "status.json"], order
+    assert (folder / "result.txt").read_text() == "1.0\n"
+
+
+def test_a_file_outside_the_jobs_folder_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="outside its folder"):
+        write_files(tmp_path / "job", {"../escape.txt": b"x"})
+    assert not (tmp_path / "escape.txt").exists()
+
+
+def test_the_task_source_gives_retries_first_then_the_callers_queue():
+    q = queue.Queue()
+    source = _TaskSource(q)
+    assert source.next() is None  # an empty queue leaves the environment idle
+    q.put("a.json")
+    q.put("b.json")
+    source.retry.append(("x.json", 2))
+    assert [source.next(), source.next(), source.next(), source.next()] == [("x.json", 2), ("a.json", 1),
+                                                                           ("b.json", 1), None]
+    listed = _TaskSource(["c.json"])
+    assert listed.next() == ("c.json", 1) and listed.next() is None and listed.next() is None
+
+
+def test_task_ids_and_paths_sent_to_nodes(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert portable("examples/os/t/t.json") == str(tmp_path / "examples/os/t/t.json")
+    assert portable({"id": "t"}) == {"id": "t"}
+    assert task_id_of("examples/os/t-1/t-1.json") == "t-1" and task_id_of({"id": "t-2"}) == "t-2"
+
+
+@pytest.mark.parametrize("settings,message", [
+    (dict(ray="auto", hosts="qemu+ssh://h/system"), "give one"),
+    (dict(ray="auto", model="human"), "drop --ray"),
+])
+def test_ray_settings_that_cannot_work_are_refused(settings, message):
+    with pytest.raises(RunConfigError, match=message):
+        RunConfig(**settings)
