@@ -16,5 +16,5 @@ def cluster(request):
     try:
         yield local
     finally:
-        left = local.stop()
+        left = local.stop(grace_s=10)
     assert not left, f"processes of the local Ray cluster still running after it stopped: {left}"
