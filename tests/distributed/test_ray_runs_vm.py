@@ -69,8 +69,11 @@ def _run(cluster, tmp: Path, tasks: dict, killer=None) -> dict:
         if thread:
             thread.join(10)
     model_dir = tmp / "driver" / "pyautogui" / "screenshot" / "oracle"
+    qemu_left = _qemu_pids(cluster.tag)  # the run closed its VMs; the killed node's died with it
+    rerun: list[str] = []  # the same run again: every task is done, nothing runs
+    again = run_suite(config, report=lambda line, error=False: rerun.append(line))
     return {"outcome": outcome, "lines": lines, "kill": log, "statuses": _statuses(model_dir), "model_dir": model_dir,
-            "qemu_left": _qemu_pids(cluster.tag)}  # the run closed its VMs; the killed node's died with it
+            "qemu_left": qemu_left, "rerun": rerun, "rerun_code": again.exit_code}
 
 
 @pytest.fixture(scope="module")
@@ -99,6 +102,7 @@ def test_both_nodes_run_smoke_tasks_to_their_proven_scores(cluster, runs, smoke_
         assert (folder / "result.txt").read_text().strip() == "1.0"
         assert (folder / "traj.jsonl").is_file() and list(folder.glob("step_0_*.png")), sorted(folder.iterdir())
     assert not run["qemu_left"], f"VMs still running after the run: {run['qemu_left']}"
+    assert run["rerun_code"] == 0 and any("2 already done, 0 to run" in line for line in run["rerun"]), run["rerun"]
 
 
 def test_a_killed_node_loses_only_its_episode_and_it_is_retried_on_the_head(cluster, runs, smoke_results):
