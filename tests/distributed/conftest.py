@@ -1,6 +1,7 @@
 """A local Ray cluster for this folder's tests: a head (2 environment slots) and one worker node (1 slot), each a
-separate ``ray start`` on loopback with its own scratch folder; shared by a module's tests and stopped after it (so no Ray process idles through the rest of the session),
-with a check that none of its processes (raylets, actors, VMs) is left."""
+separate ``ray start`` on loopback with its own scratch folder. A module's tests share one, stopped after them (no Ray
+process idles through the rest of the session), with a check that none of its processes (raylets, actors, VMs) is
+left."""
 import pytest
 
 ray = pytest.importorskip("ray", reason="needs the ray extra: pip install -e '.[ray]'")
