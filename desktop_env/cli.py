@@ -118,6 +118,11 @@ def cmd_image_fit(args) -> int:
 
     image = resolve(args.image or args.profile, args.cache_dir)
     fit = capacity(image, ["init_state", *(args.state or [])], restore=args.restore)
+    if args.ray_resources:
+        from desktop_env.distributed.pool import SLOT_RESOURCE
+
+        print(json.dumps({SLOT_RESOURCE: fit.fits}))
+        return 0
     print(fit.explain())
     return 0
 
@@ -271,6 +276,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="a warm state the environments restore (repeatable; init_state is always counted)")
     ft.add_argument("--restore", choices=["map", "copy"], default=None,
                     help="how states are restored (default: DESKTOP_ENV_RESTORE, else map)")
+    ft.add_argument("--ray_resources", action="store_true",
+                    help="print only the resources a Ray node of this host advertises, as JSON for `ray start "
+                         "--resources` (docs/distributed.md)")
     ft.set_defaults(func=cmd_image_fit)
     lk = isub.add_parser("lock", parents=[common], help="resolve the guest Python packages and write <profile>.lock.json")
     lk.add_argument("--profile", default="base")

@@ -57,3 +57,23 @@ def test_task_ids_and_paths_sent_to_nodes(tmp_path, monkeypatch):
 def test_ray_settings_that_cannot_work_are_refused(settings, message):
     with pytest.raises(RunConfigError, match=message):
         RunConfig(**settings)
+
+
+def test_image_fit_gives_a_nodes_slots_as_ray_resources(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from desktop_env.errors import DesktopEnvError
+    from desktop_env.image.capacity import capacity
+    from desktop_env.image.current import resolve
+
+    try:
+        image = resolve("base")
+    except DesktopEnvError:
+        pytest.skip("no base image in the cache (desktop-env image build --profile base)")
+    done = subprocess.run([sys.executable, "-m", "desktop_env", "image", "fit", "--path_to_vm", image.name,
+                           "--ray_resources"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    slots = json.loads(done.stdout)["desktop_env_slot"]
+    assert abs(slots - capacity(image).fits) <= 1  # free memory moves a little between the two readings
