@@ -311,7 +311,7 @@ class EnvPool:
             return
         except self._ray.exceptions.RayError as exc:  # the actor, its process or its node is gone
             self._infra_failure(slot, base, f"the environment's actor died ({type(exc).__name__}): "
-                                            f"{_first_line(exc)}")
+                                            f"{first_line(exc)}")
             return
         result = PoolResult(**base, observation=reply["observation"], info=reply["info"], env_s=reply["env_s"],
                             reward=reply.get("reward", 0.0), terminated=reply.get("terminated", False),
@@ -404,7 +404,8 @@ class EnvPool:
         return len(self._slots)
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
+    """The first non-empty line of an exception's message (Ray's carry pages of context), at most 300 characters."""
     text = str(exc).strip()
     return next((line for line in text.splitlines() if line.strip()), type(exc).__name__)[:300]
 

@@ -24,7 +24,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from desktop_env.distributed.pool import SLOT_RESOURCE
+from desktop_env.distributed.pool import SLOT_RESOURCE, first_line
 from desktop_env.harness.config import RunConfig
 from desktop_env.harness.jobs import Job
 from desktop_env.harness.layout import RESULT_FILE, STATUS_FILE, now_iso, write_json_atomic
@@ -196,10 +196,11 @@ def run_jobs_on_ray(config: RunConfig, todo: list[Job], records: dict, report, a
                 try:
                     reply = ray.get(ref)
                 except ray.exceptions.RayTaskError as exc:  # run_job itself failed: a bug, the job's own failure
-                    lost(index, job, config.retries + 1, f"the job raised: {exc}")
+                    lost(index, job, config.retries + 1, f"the job raised: {first_line(exc)}")
                     continue
                 except ray.exceptions.RayError as exc:  # the actor, its process or its node is gone
-                    lost(index, job, attempt, f"its environment's actor died: {type(exc).__name__}")
+                    lost(index, job, attempt, f"its environment's actor died ({type(exc).__name__}): "
+                                              f"{first_line(exc)}")
                     continue
                 stop = reply["status"].pop("stop_run", None)
                 write_files(job.folder, reply["files"])

@@ -119,3 +119,34 @@ def test_a_killed_node_loses_only_its_episode_and_it_is_retried_on_the_head(clus
     assert sorted(run["statuses"]) == sorted(t for ids in KILLED.values() for t in ids)
     assert run["outcome"].exit_code == 0, run["lines"]
     assert not run["qemu_left"], f"VMs still running after the run (the killed node's included): {run['qemu_left']}"
+
+
+def test_ctrl_c_on_the_driver_stops_every_vm_of_the_run(cluster, runs, tmp_path):
+    """run.py --ray in a process of its own, interrupted (SIGINT) while its VMs run on the cluster: it exits 130
+    and leaves no VM running; the interrupted tasks have no status (a rerun runs them)."""
+    import signal
+    import subprocess
+    import sys
+
+    index = tmp_path / "index.json"
+    index.write_text(json.dumps(KILLED))
+    driver = subprocess.Popen([sys.executable, str(ROOT / "run.py"), "--ray", cluster.address, "--model", "oracle",
+                               "--test_all_meta_path", str(index), "--result_dir", str(tmp_path / "driver"),
+                               "--num_envs", "2"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True)
+    try:
+        deadline = time.monotonic() + 600
+        while not _qemu_pids(cluster.tag) and time.monotonic() < deadline and driver.poll() is None:
+            time.sleep(0.5)
+        assert _qemu_pids(cluster.tag), "no VM of the run started"
+        driver.send_signal(signal.SIGINT)
+        out, _ = driver.communicate(timeout=180)
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+    assert driver.returncode == 130, out[-3000:]
+    deadline = time.monotonic() + 60
+    while _qemu_pids(cluster.tag) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not _qemu_pids(cluster.tag), "VMs still running after the interrupted run"
+    assert not [p for p in (tmp_path / "driver").rglob("status.json")], "an interrupted task has a status"
