@@ -140,6 +140,14 @@ def test_a_qt_app_joins_the_accessibility_tree(fresh):
     raise AssertionError(f"VLC's window is not in the accessibility tree:\n{tree[:3000]}")
 
 
+def test_code_server_gives_its_server_process_minutes_to_start(fresh):
+    """code-server's first process waits for the server process it forks; its own 10 s were too short under
+    emulation (the server exited with "error timed out" and no editor window came): the image makes it 180 s."""
+    wrapper = "/opt/code-server/node_modules/code-server/out/node/wrapper.js"
+    reply = fresh.execute(["grep", "-c", "^const timeoutInterval = 180000;", wrapper])
+    assert reply["output"].strip() == "1", reply
+
+
 def test_code_opens_a_file_in_the_editor_reading_vs_codes_settings_file(fresh):
     """The suite's VS Code tasks run `code PATH`, find the window by "Visual Studio Code" and read the
     editor's settings from ~/.config/Code/User/settings.json: the editor (code-server in a Chromium app

@@ -19,6 +19,17 @@ cp /etc/skel/.config/vlc/vlcrc /home/user/.config/vlc/vlcrc
 mkdir -p /home/user/.config/Code/Machine
 cp /etc/skel/.config/Code/Machine/settings.json /home/user/.config/Code/Machine/settings.json
 
+# code-server's first process forks the server and gives it 10 s to say it started ("error timed out", and
+# code-server exits, with no window ever). Under emulation, beside another guest loading its own editor, loading
+# the server's modules takes longer: in the office re-proof of 2026-12-06 two VS Code tasks of four lost their
+# editor so. Give it 180 s (the same constant bounds the server's wait for its first process's answer).
+WRAPPER=/opt/code-server/node_modules/code-server/out/node/wrapper.js
+grep -q '^const timeoutInterval = 10000;' "$WRAPPER" || {
+    echo "assemble: $WRAPPER no longer sets timeoutInterval = 10000 (a new code-server?): review this change" >&2
+    exit 1
+}
+sed -i 's/^const timeoutInterval = 10000;/const timeoutInterval = 180000;/' "$WRAPPER"
+
 # LibreOffice: Impress starts on an empty presentation, not on its "Select a Template" dialog
 # (LibreOffice 7.4 keeps that switch in Impress/Misc/NewDoc/AutoPilot).
 XCU=/home/user/.config/libreoffice/4/user/registrymodifications.xcu
