@@ -29,10 +29,13 @@ class EnvWorker:
     Args:
         env_kwargs: keyword arguments of :class:`~desktop_env.envs.DesktopEnv` (``path_to_vm``,
             ``action_space``, ``max_steps``, ...). The VM starts on the first ``reset``.
+        image: the driver's image; the first ``reset`` checks that this node holds that build of it
+            (:func:`~desktop_env.distributed.images.check_node_image`). None: not checked.
     """
 
-    def __init__(self, env_kwargs: dict):
+    def __init__(self, env_kwargs: dict, image=None):
         self.env_kwargs = {**env_kwargs, "die_with_owner": True}
+        self.image = image
         self.env = None
 
     def where(self) -> dict:
@@ -56,11 +59,17 @@ class EnvWorker:
         """Restore the environment and set ``task`` up (a TaskSpec, a task dict or a task file's path).
 
         Returns ``{"observation", "info", "env_s", "where"}``.
+
+        Raises:
+            NodeImageError: this node lacks the driver's image or holds another build of it.
         """
         from desktop_env.envs import DesktopEnv
 
         t0 = time.monotonic()
         if self.env is None:
+            from desktop_env.distributed.images import check_node_image
+
+            check_node_image(self.image, self.env_kwargs.get("cache_dir"))
             self.env = DesktopEnv(**self.env_kwargs)
         observation, info = self.env.reset(seed=seed, options={"task_config": task})
         return {"observation": observation, "info": info, "env_s": time.monotonic() - t0, "where": self.where()}

@@ -15,6 +15,9 @@ Faults:
 - An exception the environment raised (a task that cannot be set up, a scorer that failed) ends that episode with
   the harness's status for it (``task_error``, ``evaluator_error``; ``infra_error`` for a VM that failed, retried
   on a fresh actor) and the environment goes on with the next task.
+- A node that lacks the driver's image, or holds another build of it, makes :meth:`EnvPool.results` raise
+  :class:`~desktop_env.distributed.images.NodeImageError` naming the node and how to copy the image there
+  (:mod:`desktop_env.distributed.images`): another node would not fix it, and its scores would not be the image's.
 - :meth:`EnvPool.close` (also on Ctrl-C, through ``with``) stops every VM and kills every actor.
 """
 from __future__ import annotations
@@ -182,7 +185,9 @@ class EnvPool:
         auto_reset: an environment whose episode ended resets with the next task by itself.
         slot_resource: the custom resource each environment takes one unit of.
         ray_init: more keyword arguments for ``ray.init``.
-        **env_kwargs: :class:`~desktop_env.envs.DesktopEnv`'s arguments (``path_to_vm``, ``max_steps``, ...).
+        **env_kwargs: :class:`~desktop_env.envs.DesktopEnv`'s arguments (``path_to_vm``, ``max_steps``, ...). When
+            this machine holds the image ``path_to_vm`` names, every environment runs that image, by its exact
+            name, and checks that its node holds the same build of it.
     """
 
     def __init__(self, num_envs: int, tasks: Iterable | queue.Queue | None = None, *, address: str | None = None,
@@ -200,6 +205,7 @@ class EnvPool:
         self.retries = retries
         self.auto_reset = auto_reset
         self.env_kwargs = dict(env_kwargs)
+        self.image = self._driver_image()
         self._remote = ray.remote(EnvWorker).options(
             num_cpus=0, resources={slot_resource: 1}, max_restarts=0, max_task_retries=0,
             scheduling_strategy="SPREAD")
@@ -209,9 +215,23 @@ class EnvPool:
         self._closed = False
         self.feed()
 
+    def _driver_image(self):
+        """This machine's image of ``path_to_vm`` (pinned by name for the nodes), or None when it holds none."""
+        from desktop_env.distributed.images import driver_image
+
+        ref = self.env_kwargs.get("path_to_vm") or self.env_kwargs.get("image_profile") or "base"
+        try:
+            image = driver_image(ref, self.env_kwargs.get("cache_dir"))
+        except DesktopEnvError as exc:  # a trainer's machine may hold no image: the nodes pick theirs
+            log.warning("the nodes' images are not checked against the driver's: %s", exc)
+            return None
+        if image is not None:
+            self.env_kwargs["path_to_vm"] = image.name
+        return image
+
     # -- calls ------------------------------------------------------------------------------------------------
     def _new_actor(self):
-        return self._remote.remote(self.env_kwargs)
+        return self._remote.remote(self.env_kwargs, self.image)
 
     def _call(self, slot: _Slot, kind: str, *args) -> None:
         if kind == "reset":
@@ -273,6 +293,9 @@ class EnvPool:
         """The results that are ready, waiting up to ``timeout`` seconds (None: until one is) for the first one.
 
         Each environment's result comes alone, as soon as its call ends; an empty list means none ended in time.
+
+        Raises:
+            NodeImageError: an environment's node lacks the driver's image or holds another build of it.
         """
         self.feed()
         end = None if timeout is None else time.monotonic() + timeout
@@ -325,9 +348,13 @@ class EnvPool:
     def _task_failure(self, slot: _Slot, base: dict, exc: BaseException) -> None:
         """The environment raised: a VM that failed is retried on a new actor; a task that could not be set up or
         scored ends its episode, and the environment goes on."""
+        from desktop_env.distributed.images import NodeImageError
         from desktop_env.errors import EvaluatorError, infra_error_types
 
         cause = getattr(exc, "cause", None) or exc
+        if isinstance(cause, NodeImageError):
+            slot.task = None  # not run: the task is not lost, the caller may run it again once the node is fixed
+            raise NodeImageError(str(cause)) from None
         error = f"{type(cause).__name__}: {cause}"
         if isinstance(cause, infra_error_types()):
             self._infra_failure(slot, base, error)

@@ -10,6 +10,10 @@ resumes like a local one.
 A job whose actor died (its process, or its node) is reported as ``infra_error`` and retried on a new actor
 (``--retries`` more times), placed wherever a slot is free; the run ends when every job has a status. Ctrl-C or
 SIGTERM kills every actor, and with it its VM (started with the parent-death signal).
+
+The nodes run the driver's image by its exact name, and each actor checks before its first VM that its node holds
+the driver's build of it (:mod:`desktop_env.distributed.images`): a node without it stops the run with an error
+naming the node and how to copy the image there; the jobs not run keep no status, so a rerun runs them.
 """
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from desktop_env.distributed.images import NodeImageError, driver_image
 from desktop_env.distributed.pool import SLOT_RESOURCE, first_line
 from desktop_env.harness.config import RunConfig
 from desktop_env.harness.jobs import Job
@@ -44,13 +49,14 @@ class JobWorker:
     and the VM's parent-death signal is tied to a thread that lives as long as the process.
     """
 
-    def __init__(self, config: RunConfig):
+    def __init__(self, config: RunConfig, image=None):
         from desktop_env.harness.workers import alarm_raises, configure_logging
 
         configure_logging(config.log_level)
         config.apply_time_scale()
         alarm_raises(config.task_timeout)
         self.config = config
+        self.image = image  # the driver's ImageIdentity, checked against this node's before the first job
         self.agent = None
         self.env_box: list = [None]
         self.scratch = Path(tempfile.mkdtemp(prefix="desktop-env-ray-jobs-"))
@@ -63,11 +69,19 @@ class JobWorker:
                 "pid": os.getpid()}
 
     def run(self, job: Job) -> dict:
-        """Run ``job`` here; returns ``{"status", "files": {relative path: bytes}, "where"}``."""
+        """Run ``job`` here; returns ``{"status", "files": {relative path: bytes}, "where"}``.
+
+        Raises:
+            NodeImageError: this node lacks the driver's image or holds another build of it.
+        """
         from desktop_env.agents import create_agent
+        from desktop_env.distributed.images import check_node_image
         from desktop_env.harness.jobs import run_job
         from desktop_env.harness.workers import agent_options, job_log, make_env
 
+        if self.image is not None:
+            check_node_image(self.image, self.config.cache_dir)
+            self.image = None  # checked once per actor
         if self.agent is None:
             self.agent = create_agent(self.config.model, **agent_options(self.config))
         local = self.scratch / job.domain / job.task_id / f"trial_{job.trial}"
@@ -137,10 +151,16 @@ def run_jobs_on_ray(config: RunConfig, todo: list[Job], records: dict, report, a
     if n > slots:
         report(f"--num_envs {config.num_envs} lowered to {slots}: the cluster advertises {slots} environment slots")
         n = slots
+    from desktop_env.registry import PROVIDERS
+
+    # run.py found this image before (its manifest names it); a provider without cached images has none to check
+    image = driver_image(config.path_to_vm, config.cache_dir) if PROVIDERS[config.provider_name].images else None
+    if image is not None:  # the nodes run this image by name, whatever their checkout's recipe would pick
+        config = replace(config, path_to_vm=image.name)
     remote = ray.remote(JobWorker).options(num_cpus=0, resources={SLOT_RESOURCE: 1}, max_restarts=0,
                                            max_task_retries=0, scheduling_strategy="SPREAD")
     queue = collections.deque((job, 1) for job in todo)
-    actors = [remote.remote(config) for _ in range(n)]
+    actors = [remote.remote(config, image) for _ in range(n)]
     running: dict = {}  # ref -> (actor index, job, attempt, deadline)
     t0, finished, wins = time.monotonic(), 0, 0
     budget = config.task_timeout * (config.retries + 1) + JOB_MARGIN_S
@@ -156,7 +176,7 @@ def run_jobs_on_ray(config: RunConfig, todo: list[Job], records: dict, report, a
             ray.kill(actors[index], no_restart=True)
         except Exception:
             log.debug("killing actor %d", index, exc_info=True)
-        actors[index] = remote.remote(config)
+        actors[index] = remote.remote(config, image)
 
     def finish(job: Job, status: dict) -> None:
         nonlocal finished, wins
@@ -196,6 +216,11 @@ def run_jobs_on_ray(config: RunConfig, todo: list[Job], records: dict, report, a
                 try:
                     reply = ray.get(ref)
                 except ray.exceptions.RayTaskError as exc:  # run_job itself failed: a bug, the job's own failure
+                    if isinstance(getattr(exc, "cause", None), NodeImageError):  # no node fixes it but that one
+                        report(f"error: {exc.cause}", error=True)
+                        queue.clear()
+                        running.clear()  # their actors are killed below; the jobs not run keep no status
+                        break
                     lost(index, job, config.retries + 1, f"the job raised: {first_line(exc)}")
                     continue
                 except ray.exceptions.RayError as exc:  # the actor, its process or its node is gone

@@ -104,6 +104,17 @@ class ImageInfo:
     def token(self) -> str | None:
         return self.meta.get("token")
 
+    @property
+    def build_id(self) -> str:
+        """Which build of its recipe this image is (its creation time and in-VM server token, hashed).
+
+        The image's name carries only its recipe hash: two builds of one recipe (a wiped cache, a second
+        machine) share the name but not the token every request to the server needs, nor the saved state.
+        An exported and imported image keeps its build.
+        """
+        seed = f"{self.meta.get('created', '')}\0{self.token or ''}"
+        return hashlib.sha256(seed.encode()).hexdigest()[:16]
+
     def disk_usage(self) -> int:
         """Bytes actually allocated on disk by the image's files (its warm states included)."""
         return sum(allocated(p) for p in self.path.rglob("*") if p.is_file())

@@ -12,7 +12,9 @@ def cluster(request):
     if not request.config.getoption("--full"):
         pytest.skip("needs --full (boots VMs on a local Ray cluster)")
     from desktop_env.distributed.local import LocalCluster
+    from desktop_env.image.builder import ensure_image
 
+    ensure_image("base")  # on a clean machine this folder's tests come before any other that builds it
     local = LocalCluster(head_slots=2, worker_slots=(1,), cpus=1, object_store_mb=256).start()
     try:
         yield local

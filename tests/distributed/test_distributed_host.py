@@ -77,3 +77,44 @@ def test_image_fit_gives_a_nodes_slots_as_ray_resources(tmp_path):
     assert done.returncode == 0, done.stderr
     slots = json.loads(done.stdout)["desktop_env_slot"]
     assert abs(slots - capacity(image).fits) <= 1  # free memory moves a little between the two readings
+
+
+def _image(cache, name="base-0123456789abcdef", token="tok-a", created="2026-12-06T08:00:00+0000"):
+    import json
+
+    folder = cache / "images" / name
+    folder.mkdir(parents=True)
+    (folder / "metadata.json").write_text(json.dumps({"name": name, "profile": name.split("-")[0], "ready": True,
+                                                      "created": created, "token": token, "files": {}}))
+    from desktop_env.image.store import ImageInfo
+
+    return ImageInfo.load(folder)
+
+
+def test_a_node_with_the_drivers_build_of_the_image_passes(tmp_path):
+    from desktop_env.distributed.images import check_node_image, driver_image
+
+    image = _image(tmp_path)
+    identity = driver_image(image.name, tmp_path)
+    assert identity.name == image.name and identity.build == image.build_id
+    check_node_image(identity, tmp_path)
+    check_node_image(None, tmp_path)  # nothing to check against
+    disk = tmp_path / "other-suite.qcow2"
+    disk.write_bytes(b"QFI")
+    assert driver_image(str(disk), tmp_path) is None  # another suite's disk: each node prepares its own
+
+
+def test_a_node_without_the_image_or_with_a_rebuild_of_it_is_refused(tmp_path):
+    from desktop_env.distributed.images import NodeImageError, check_node_image, driver_image
+
+    driver_cache, node_cache = tmp_path / "driver", tmp_path / "node"
+    identity = driver_image(_image(driver_cache).name, driver_cache)
+    with pytest.raises(NodeImageError) as missing:
+        check_node_image(identity, node_cache)
+    assert "has no image base-0123456789abcdef" in str(missing.value)
+    assert "desktop-env image export base-0123456789abcdef" in str(missing.value)
+    assert "desktop-env image import base-0123456789abcdef.tar" in str(missing.value)
+    rebuilt = _image(node_cache, token="tok-b", created="2026-12-06T09:00:00+0000")  # the same recipe built again
+    assert rebuilt.name == identity.name and rebuilt.build_id != identity.build
+    with pytest.raises(NodeImageError, match=f"another build of base-0123456789abcdef \\(build {rebuilt.build_id}"):
+        check_node_image(identity, node_cache)

@@ -82,3 +82,31 @@ def test_the_vector_env_batches_the_pool(cluster):
     finally:
         envs.close()
     json.dumps(infos["status"].tolist())
+
+
+def test_a_node_with_another_build_of_the_image_stops_the_pool_and_the_run(cluster, monkeypatch, tmp_path):
+    """The nodes hold a rebuild of the driver's image (here: the driver says its build is another): the pool's
+    results and run.py --ray stop with the node named and the copy commands, before any VM starts; the run's
+    tasks keep no status (a rerun runs them)."""
+    from desktop_env.distributed.images import ImageIdentity, NodeImageError, driver_image
+    from desktop_env.harness.config import RunConfig
+    from desktop_env.harness.suite import run_suite
+
+    real = driver_image("base")
+    wrong = ImageIdentity(real.name, "0" * 16)
+    monkeypatch.setattr(EnvPool, "_driver_image", lambda self: wrong)
+    with EnvPool(1, tasks=[_path(FILE_TASK)], path_to_vm=real.name, address=cluster.address) as pool:
+        with pytest.raises(NodeImageError, match=f"another build of {real.name} .*the driver's is build 0{{16}}"):
+            pool.results(timeout=300)
+        assert pool.where()[0] is None  # no reset got as far as a VM
+
+    monkeypatch.setattr("desktop_env.harness.ray_jobs.driver_image", lambda *args: wrong)
+    index = tmp_path / "index.json"
+    index.write_text(json.dumps({"os": [FILE_TASK]}))
+    config = RunConfig(model="oracle", test_all_meta_path=index, test_config_base_dir=ROOT / "evaluation_examples",
+                       result_dir=tmp_path / "driver", num_envs=1, ray=cluster.address, path_to_vm=real.name)
+    lines: list[str] = []
+    outcome = run_suite(config, report=lambda line, error=False: lines.append(line))
+    assert outcome.exit_code == 1, lines
+    assert any(f"another build of {real.name}" in line and "desktop-env image import" in line for line in lines), lines
+    assert not list((tmp_path / "driver").rglob("status.json")), "a task the node could not run has a status"

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from desktop_env.image.store import ImageInfo
-from desktop_env.providers.libvirt.storage import HostPool, StorageError, build_id
+from desktop_env.providers.libvirt.storage import HostPool, StorageError
 
 pytestmark = [pytest.mark.libvirt]
 
@@ -61,7 +61,7 @@ def test_a_rebuild_of_the_same_recipe_is_uploaded_again(pool, tmp_path):
     calls = []
     vols = pool.ensure_image(first, "<domain/>", lambda *a: calls.append(a))
     assert _uploaded(calls) == [f"{first.name}.{s}" for s in ("initrd", "qcow2", "save", "vmlinuz")]
-    assert pool.held_build(first) == build_id(first)
+    assert pool.held_build(first) == first.build_id
 
     calls.clear()  # the same build: reused
     assert pool.ensure_image(first, "<domain/>", lambda *a: calls.append(a)) == vols
@@ -69,10 +69,10 @@ def test_a_rebuild_of_the_same_recipe_is_uploaded_again(pool, tmp_path):
 
     # Same name, rebuilt (new token): the pool's copy would answer 401 to every request, so it is replaced.
     rebuilt = _image(tmp_path / "b", first.name, "2026-11-02T00:00:00+0000", "token-b")
-    assert build_id(rebuilt) != build_id(first)
+    assert rebuilt.build_id != first.build_id
     pool.ensure_image(rebuilt, "<domain/>", lambda *a: calls.append(a))
     assert f"{first.name}.qcow2" in _uploaded(calls)
-    assert pool.held_build(rebuilt) == build_id(rebuilt)
+    assert pool.held_build(rebuilt) == rebuilt.build_id
 
 
 def test_a_marker_from_before_builds_were_identified_counts_as_another_build(pool, tmp_path):
@@ -84,7 +84,7 @@ def test_a_marker_from_before_builds_were_identified_counts_as_another_build(poo
     calls = []
     pool.ensure_image(image, "<domain/>", lambda *a: calls.append(a))
     assert f"{image.name}.qcow2" in _uploaded(calls)
-    assert pool.held_build(image) == build_id(image)
+    assert pool.held_build(image) == image.build_id
 
 
 def test_another_build_in_use_by_an_overlay_is_refused_naming_it(pool, tmp_path):
@@ -95,8 +95,8 @@ def test_another_build_in_use_by_an_overlay_is_refused_naming_it(pool, tmp_path)
     with pytest.raises(StorageError, match=r"another build of pooltest-0123456789abcdef .*"
                                            r"desktop-env-pooltest-env1\.qcow2.*vol-delete --pool desktop-env-pool-test"):
         pool.ensure_image(rebuilt, "<domain/>")
-    assert pool.held_build(first) == build_id(first)  # the set in use is left whole
+    assert pool.held_build(first) == first.build_id  # the set in use is left whole
     assert pool.volume(f"{first.name}.qcow2") is not None
     pool.delete("desktop-env-pooltest-env1.qcow2")
     pool.ensure_image(rebuilt, "<domain/>")
-    assert pool.held_build(rebuilt) == build_id(rebuilt)
+    assert pool.held_build(rebuilt) == rebuilt.build_id

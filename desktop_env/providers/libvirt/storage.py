@@ -7,7 +7,7 @@ Volumes of an image ``<name>`` (the name carries the recipe hash):
 - ``<name>.save``    the ready state as a libvirt save image: a libvirt header with a
   padded domain XML, then the QEMU migration stream of the image's ``init_state``;
 - ``<name>.ready``   a marker written last: the set is complete. It holds the build's
-  identity (:func:`build_id`): a rebuild of the same recipe keeps the name but not the
+  identity (:attr:`ImageInfo.build_id`): a rebuild of the same recipe keeps the name but not the
   in-VM server's token, so a pool holding another build is uploaded to again.
 
 Uploads go through libvirt's volume upload API, so the same code fills a pool on
@@ -15,7 +15,6 @@ this machine or on a remote host.
 """
 from __future__ import annotations
 
-import hashlib
 import logging
 import struct
 import time
@@ -44,16 +43,6 @@ ProgressFn = Callable[[str, int, int], None]
 
 class StorageError(DesktopEnvError):
     """A storage pool or volume operation on a libvirt host failed."""
-
-
-def build_id(image: ImageInfo) -> str:
-    """Which build of the image's recipe this is (its creation time and in-VM server token, hashed).
-
-    The image's name carries only its recipe hash: two builds of one recipe (a wiped cache,
-    a second machine) share the name but not the token every request to the server needs.
-    """
-    seed = f"{image.meta.get('created', '')}\0{image.token or ''}"
-    return hashlib.sha256(seed.encode()).hexdigest()[:16]
 
 
 def save_header(xml: str, room: int = SAVE_XML_ROOM) -> bytes:
@@ -178,7 +167,7 @@ class HostPool:
                      wait_s: float = 1800.0) -> dict[str, str]:
         """Upload the image to this pool unless this build of it is already there.
 
-        A pool holding another build under the same name (see :func:`build_id`) is uploaded
+        A pool holding another build under the same name (see :attr:`ImageInfo.build_id`) is uploaded
         to again when no overlay in the pool is backed by that build; otherwise this raises
         :class:`StorageError` naming the overlays. Concurrent callers (other processes,
         other machines) are serialised by a lock volume ``<name>.uploading``: one uploads,
@@ -194,7 +183,7 @@ class HostPool:
             host paths as :meth:`image_volumes`.
         """
         libvirt = _libvirt()
-        want = build_id(image)
+        want = image.build_id
         held = self.held_build(image)
         if held == want:
             return self.image_volumes(image)
@@ -296,7 +285,7 @@ class HostPool:
     def _wait_for_upload(self, image: ImageInfo, lock: str, wait_s: float) -> dict[str, str]:
         deadline = time.monotonic() + wait_s
         log.info("waiting for another process to upload %s to pool %s", image.name, self.name)
-        want = build_id(image)
+        want = image.build_id
         while time.monotonic() < deadline:
             held = self.held_build(image)
             if held == want:
