@@ -13,7 +13,7 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
-from desktop_env.errors import DesktopEnvError
+from desktop_env.errors import DesktopEnvError, ImageNotFound
 
 #: Where docs/distributed.md says how to copy an image to the nodes.
 DOCS = "docs/distributed.md#images-on-the-nodes"
@@ -61,7 +61,6 @@ def check_node_image(expected: ImageIdentity | None, cache_dir: Path | str | Non
     """
     if expected is None:
         return
-    from desktop_env.errors import ImageNotFound
     from desktop_env.image.store import resolve_image
 
     node = socket.gethostname()

@@ -28,7 +28,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from desktop_env.distributed.images import NodeImageError, driver_image
+from desktop_env.distributed.images import NodeImageError, check_node_image, driver_image
 from desktop_env.distributed.pool import SLOT_RESOURCE, first_line
 from desktop_env.harness.config import RunConfig
 from desktop_env.harness.jobs import Job
@@ -75,7 +75,6 @@ class JobWorker:
             NodeImageError: this node lacks the driver's image or holds another build of it.
         """
         from desktop_env.agents import create_agent
-        from desktop_env.distributed.images import check_node_image
         from desktop_env.harness.jobs import run_job
         from desktop_env.harness.workers import agent_options, job_log, make_env
 
