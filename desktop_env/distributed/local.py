@@ -173,22 +173,44 @@ class LocalCluster:
         """The node called ``name`` (``head``, ``worker1``, ...)."""
         return next(n for n in self.nodes if n.name == name)
 
-    def raylet_pid(self, name: str) -> int:
-        """The PID of the raylet of node ``name``."""
-        node = self.node(name)
+    def _processes(self, name: str) -> list[tuple[int, list[bytes]]]:
+        """``(pid, argv)`` of every live process of node ``name`` (those with its scratch folder as TMPDIR)."""
+        marker = f"TMPDIR={self.node(name).scratch}".encode()
+        out = []
         for pid in tagged(self.tag):
             try:
-                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-                environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+                argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+                if marker in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0"):
+                    out.append((pid, argv))
             except OSError:
                 continue
-            if cmdline and cmdline[0].endswith(b"/raylet") and f"TMPDIR={node.scratch}".encode() in environ:
+        return out
+
+    def raylet_pid(self, name: str) -> int:
+        """The PID of the raylet of node ``name``."""
+        for pid, argv in self._processes(name):
+            if argv[0].endswith(b"/raylet"):
                 return pid
         raise ClusterError(f"no raylet of node {name} is running")
 
-    def kill_node(self, name: str) -> None:
-        """Kill node ``name``'s raylet outright (SIGKILL), as when its machine dies; its workers exit after it."""
-        os.kill(self.raylet_pid(name), signal.SIGKILL)
+    def kill_node(self, name: str) -> list[int]:
+        """Kill node ``name``'s Ray processes outright (SIGKILL), as when its machine dies: its raylet first, then
+        every other process of the node (its workers, their children) except its VMs. A worker would exit on its
+        own once it noticed its raylet gone, but it can still finish a short episode and hand its result to the
+        driver first; a dead machine returns nothing. The VMs are left to die of their owner's death (the
+        environment's ``die_with_owner``), which is what a test of a node's loss checks. Returns the PIDs killed."""
+        raylet = self.raylet_pid(name)
+        os.kill(raylet, signal.SIGKILL)
+        killed = [raylet]
+        for pid, argv in self._processes(name):
+            if b"qemu-system" in argv[0]:
+                continue
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+            except ProcessLookupError:
+                pass
+        return killed
 
     def leftovers(self) -> list[str]:
         """``pid command`` of every process of this cluster still running."""

@@ -1,6 +1,6 @@
 """``run.py --ray`` on a local two-node cluster: smoke tasks reach their proven scores (those of the local run,
-the session's ``smoke_results``) on both nodes; then a node killed mid-episode (its raylet, SIGKILL) loses only
-that episode, which is retried on the head, and its VM dies with it. Results come back through Ray."""
+the session's ``smoke_results``) on both nodes; then a node killed mid-episode (its Ray processes, SIGKILL) loses
+only that episode, which is retried on the head, and its VM dies with it. Results come back through Ray."""
 import json
 import threading
 import time
@@ -41,14 +41,15 @@ def _qemu_pids(tag: str, scratch: Path | None = None) -> list[int]:
 
 
 def _kill_worker_mid_episode(cluster, log: dict, stop: threading.Event) -> None:
-    """Once the worker node's job has recorded its first observation (its episode runs), kill the node's raylet."""
+    """Once the worker node's job has recorded its first observation (its episode runs), kill the node (its Ray
+    processes; its VM is left to die of its owner's death)."""
     worker = cluster.node("worker1")
     while not stop.is_set():
         started = [p.parent.parent for p in worker.scratch.glob("desktop-env-ray-jobs-*/*/*/trial_1/step_0_*.png")]
         if started:
             log["vm_pids"] = _qemu_pids(cluster.tag, worker.scratch)
             log["killed_in"] = started[0].name
-            cluster.kill_node("worker1")
+            log["killed_pids"] = cluster.kill_node("worker1")
             return
         time.sleep(0.1)
 
