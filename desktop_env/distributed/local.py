@@ -173,14 +173,15 @@ class LocalCluster:
         """The node called ``name`` (``head``, ``worker1``, ...)."""
         return next(n for n in self.nodes if n.name == name)
 
-    def _processes(self, name: str) -> list[tuple[int, list[bytes]]]:
-        """``(pid, argv)`` of every live process of node ``name`` (those with its scratch folder as TMPDIR)."""
-        marker = f"TMPDIR={self.node(name).scratch}".encode()
+    def processes(self, name: str | None = None) -> list[tuple[int, list[bytes]]]:
+        """``(pid, argv)`` of every live process of the cluster, or of node ``name`` only (those with its scratch
+        folder as TMPDIR)."""
+        marker = f"TMPDIR={self.node(name).scratch}".encode() if name is not None else None
         out = []
         for pid in tagged(self.tag):
             try:
                 argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-                if marker in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0"):
+                if marker is None or marker in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0"):
                     out.append((pid, argv))
             except OSError:
                 continue
@@ -188,7 +189,7 @@ class LocalCluster:
 
     def raylet_pid(self, name: str) -> int:
         """The PID of the raylet of node ``name``."""
-        for pid, argv in self._processes(name):
+        for pid, argv in self.processes(name):
             if argv[0].endswith(b"/raylet"):
                 return pid
         raise ClusterError(f"no raylet of node {name} is running")
@@ -202,7 +203,7 @@ class LocalCluster:
         raylet = self.raylet_pid(name)
         os.kill(raylet, signal.SIGKILL)
         killed = [raylet]
-        for pid, argv in self._processes(name):
+        for pid, argv in self.processes(name):
             if b"qemu-system" in argv[0]:
                 continue
             try:

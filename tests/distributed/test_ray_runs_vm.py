@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from desktop_env.distributed.local import tagged
 from desktop_env.harness.config import RunConfig
 from desktop_env.harness.suite import run_suite
 
@@ -26,18 +25,9 @@ def _statuses(model_dir: Path) -> dict[str, dict]:
     return {p.parent.name: json.loads(p.read_text()) for p in model_dir.rglob("status.json")}
 
 
-def _qemu_pids(tag: str, scratch: Path | None = None) -> list[int]:
-    """The VMs of the cluster (of one node: the one whose scratch folder is ``scratch``)."""
-    out = []
-    for pid in tagged(tag):
-        try:
-            if b"qemu-system" not in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]:
-                continue
-            if scratch is None or f"TMPDIR={scratch}".encode() in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0"):
-                out.append(pid)
-        except OSError:
-            continue
-    return out
+def _qemu_pids(cluster, node: str | None = None) -> list[int]:
+    """The VMs of the cluster (of node ``node`` only)."""
+    return [pid for pid, argv in cluster.processes(node) if b"qemu-system" in argv[0]]
 
 
 def _kill_worker_mid_episode(cluster, log: dict, stop: threading.Event) -> None:
@@ -47,7 +37,7 @@ def _kill_worker_mid_episode(cluster, log: dict, stop: threading.Event) -> None:
     while not stop.is_set():
         started = [p.parent.parent for p in worker.scratch.glob("desktop-env-ray-jobs-*/*/*/trial_1/step_0_*.png")]
         if started:
-            log["vm_pids"] = _qemu_pids(cluster.tag, worker.scratch)
+            log["vm_pids"] = _qemu_pids(cluster, "worker1")
             log["killed_in"] = started[0].name
             log["killed_pids"] = cluster.kill_node("worker1")
             return
@@ -70,7 +60,7 @@ def _run(cluster, tmp: Path, tasks: dict, killer=None) -> dict:
         if thread:
             thread.join(10)
     model_dir = tmp / "driver" / "pyautogui" / "screenshot" / "oracle"
-    qemu_left = _qemu_pids(cluster.tag)  # the run closed its VMs; the killed node's died with it
+    qemu_left = _qemu_pids(cluster)  # the run closed its VMs; the killed node's died with it
     rerun: list[str] = []  # the same run again: every task is done, nothing runs
     again = run_suite(config, report=lambda line, error=False: rerun.append(line))
     return {"outcome": outcome, "lines": lines, "kill": log, "statuses": _statuses(model_dir), "model_dir": model_dir,
@@ -137,9 +127,9 @@ def test_ctrl_c_on_the_driver_stops_every_vm_of_the_run(cluster, runs, tmp_path)
                               text=True)
     try:
         deadline = time.monotonic() + 600
-        while not _qemu_pids(cluster.tag) and time.monotonic() < deadline and driver.poll() is None:
+        while not _qemu_pids(cluster) and time.monotonic() < deadline and driver.poll() is None:
             time.sleep(0.5)
-        assert _qemu_pids(cluster.tag), "no VM of the run started"
+        assert _qemu_pids(cluster), "no VM of the run started"
         driver.send_signal(signal.SIGINT)
         out, _ = driver.communicate(timeout=180)
     finally:
@@ -147,7 +137,7 @@ def test_ctrl_c_on_the_driver_stops_every_vm_of_the_run(cluster, runs, tmp_path)
             driver.kill()
     assert driver.returncode == 130, out[-3000:]
     deadline = time.monotonic() + 60
-    while _qemu_pids(cluster.tag) and time.monotonic() < deadline:
+    while _qemu_pids(cluster) and time.monotonic() < deadline:
         time.sleep(0.5)
-    assert not _qemu_pids(cluster.tag), "VMs still running after the interrupted run"
+    assert not _qemu_pids(cluster), "VMs still running after the interrupted run"
     assert not [p for p in (tmp_path / "driver").rglob("status.json")], "an interrupted task has a status"
