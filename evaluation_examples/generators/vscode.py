@@ -55,6 +55,9 @@ def open_settings() -> list[dict]:
         {"gui": "wait", "for": {"window": re.escape(TITLE)}},
         {"gui": "click", "target": {"role": "push-button", "name": "Manage"}},
         {"gui": "click", "target": {"role": "menu-item", "name_contains": "Command Palette"}},
+        # the palette's entry takes the keyboard only once the editor has drawn it: text typed before that
+        # is lost and the entry keeps only its '>'
+        {"gui": "wait", "for": {"idle": True}},
         {"gui": "type", "text": OPEN_SETTINGS, "target": PALETTE},
         {"gui": "click", "target": {"role": "list-item", "name": OPEN_SETTINGS}},
         {"gui": "wait", "for": {"role": "page-tab", "name": "User", "state": "selected"}},
