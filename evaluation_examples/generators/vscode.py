@@ -59,6 +59,9 @@ def open_settings() -> list[dict]:
         # is lost and the entry keeps only its '>'
         {"gui": "wait", "for": {"idle": True}},
         {"gui": "type", "text": OPEN_SETTINGS, "target": PALETTE},
+        # under load the page takes the typed keys long after they were sent, and the list filters as each
+        # arrives: a click on the command while it is still filtering hits whatever moves under it
+        {"gui": "wait", "for": {**PALETTE, "text_contains": OPEN_SETTINGS}},
         {"gui": "click", "target": {"role": "list-item", "name": OPEN_SETTINGS}},
         {"gui": "wait", "for": {"role": "page-tab", "name": "User", "state": "selected"}},
     ]
