@@ -215,14 +215,7 @@ class LocalCluster:
 
     def leftovers(self) -> list[str]:
         """``pid command`` of every process of this cluster still running."""
-        out = []
-        for pid in tagged(self.tag):
-            try:
-                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            except OSError:
-                continue
-            out.append(f"{pid} {cmdline[:200]}")
-        return out
+        return [f"{pid} {b' '.join(argv).decode(errors='replace')[:200]}" for pid, argv in self.processes()]
 
     def stop(self, grace_s: float = 30.0) -> list[str]:
         """Disconnect, stop every process of the cluster (SIGTERM, then SIGKILL after ``grace_s``); returns what
