@@ -75,7 +75,8 @@ class Target:
     Through the accessibility tree (desktop apps): ``role`` (the tree's tag, e.g. ``push-button``;
     spaces are read as ``-``), ``name`` (exact), ``name_contains`` and ``text_contains``
     (case-insensitive), ``state`` (a state the element has, e.g. ``focused``, ``checked``; or a list)
-    and ``within`` (another a11y target whose box holds the element, e.g. a dialog). Through the DOM of a page in Chromium: ``css`` (a selector; default any
+    and ``within`` (another a11y target, without ``index``: the element must lie in the box of any element it
+    matches, e.g. a dialog). Through the DOM of a page in Chromium: ``css`` (a selector; default any
     element), ``text`` (case-insensitive part of its text; with no ``css`` the innermost element
     holding it) and ``url`` (the tab's URL starts with this; default the tab in front). ``index``
     picks the n-th match in document order (default 0).
@@ -137,6 +138,10 @@ class Target:
             if within.kind != "a11y":
                 raise _err("must be an accessibility-tree target (for a page, write a CSS descendant selector)",
                            where, f"{field_}.within")
+            if "index" in data["within"]:
+                raise _err("takes no index: the element is looked for in every container that matches; put index "
+                           "on the target itself (the n-th match in document order inside them)", where,
+                           f"{field_}.within.index")
             values["within"] = within
         return cls(kind="a11y" if a11y else "dom", index=index, **values)
 

@@ -197,6 +197,9 @@ def test_a11y_targets_match_the_showing_elements_of_the_tree():
                                 "(match #1) in the accessibility tree")
     with pytest.raises(TaskConfigError, match="field target.within: must be an accessibility-tree target"):
         Target.from_json({"role": "text", "within": {"css": "form"}})
+    # any container that matches holds the element, so an index there would be silently ignored
+    with pytest.raises(TaskConfigError, match=r"field target.within.index: takes no index.*put index on the target"):
+        Target.from_json({"role": "table-cell", "name": "Week", "within": {"role": "tree-table", "index": 4}})
 
 
 def test_a_failed_look_says_when_the_servers_walk_was_cut_short():
