@@ -47,6 +47,8 @@ LIMITS: dict[str, tuple[float, str]] = {
     "evaluator.cdp": (180.0, "Chromium's DevTools endpoint answering an evaluator's getter (listing the open tabs, "
                              "or showing Chromium runs before a page getter opens its tab; a refused connection "
                              "is read at once as no browser)"),
+    "vm.exit": (5.0, "a VM whose in-VM server stopped answering being seen gone: a killed QEMU closes its sockets "
+                     "before the kernel reaps it (past this, the VM counts as running)"),
     "pool.reset": (3600.0, "one reset of a Ray pool's environment: starting its actor where a slot is free, the VM's "
                            "first start or a warm state's first build, and the task's setup"),
     "pool.step": (1800.0, "one step of a Ray pool's environment: the action, and scoring when it ends the episode"),

@@ -374,9 +374,16 @@ class DesktopEnv(gym.Env):
             return False
 
     def _raise_if_vm_died(self, cause: Exception) -> None:
-        if not self.provider.is_running():
-            raise VMError(f"the VM stopped running (its {self.provider.name} process is gone): {cause}; "
-                          "reset() starts a fresh one from the snapshot") from cause
+        """Raise :class:`VMError` when ``cause`` came from the VM's process being gone. A killed QEMU closes its
+        sockets (the server's forwarded port refuses) before the kernel reaps it, so its exit is waited for, up
+        to the time limit ``vm.exit``; a VM still running then is left to the caller's own handling."""
+        deadline = time.monotonic() + limit("vm.exit")
+        while self.provider.is_running():
+            if time.monotonic() >= deadline:
+                return
+            time.sleep(0.1)
+        raise VMError(f"the VM stopped running (its {self.provider.name} process is gone): {cause}; "
+                      "reset() starts a fresh one from the snapshot") from cause
 
     # -- observing ------------------------------------------------------------------
     def screenshot_png(self) -> bytes:
