@@ -5,8 +5,9 @@ import sys
 import pytest
 
 from desktop_env import limits
+from desktop_env.envs import desktop_env as desktop_env_module
 from desktop_env.envs.desktop_env import DesktopEnv
-from desktop_env.errors import GuestServerError, VMError
+from desktop_env.errors import DesktopEnvError, GuestServerError, VMError
 
 
 class _ProcessProvider:
@@ -50,3 +51,47 @@ def test_a_vm_still_running_after_the_limit_is_not_dead(monkeypatch):
     finally:
         proc.kill()
         proc.wait()
+
+
+class _Clock:
+    """Stands in for the module's ``time``: sleeping advances the clock, and the total slept is kept."""
+
+    def __init__(self):
+        self.now = 0.0
+        self.slept = 0.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+        self.slept += seconds
+
+
+class _FailingScreens:
+    """A running VM whose host-side screendump and in-VM server both fail."""
+
+    name = "qemu"
+
+    def is_running(self) -> bool:
+        return True
+
+    def screenshot(self):
+        raise DesktopEnvError("screendump failed: QMP timed out")
+
+
+class _FailingServer:
+    def screenshot(self):
+        raise GuestServerError("GET /screenshot failed: 500")
+
+
+def test_a_screenshot_of_a_live_vm_whose_two_sources_fail_waits_for_its_exit_once(monkeypatch):
+    monkeypatch.delenv(limits.SCALE_ENV, raising=False)
+    monkeypatch.setitem(limits.LIMITS, "vm.exit", (5.0, "test"))
+    clock = _Clock()
+    monkeypatch.setattr(desktop_env_module, "time", clock)
+    env = DesktopEnv.__new__(DesktopEnv)
+    env.provider, env.controller = _FailingScreens(), _FailingServer()
+    with pytest.raises(GuestServerError, match="500"):
+        env.screenshot_png()
+    assert 5.0 <= clock.slept < 5.2  # one wait of vm.exit, not one per failed source

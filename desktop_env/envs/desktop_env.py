@@ -373,11 +373,12 @@ class DesktopEnv(gym.Env):
             log.warning("in-VM server health check failed: %s", exc)
             return False
 
-    def _raise_if_vm_died(self, cause: Exception) -> None:
+    def _raise_if_vm_died(self, cause: Exception, wait: bool = True) -> None:
         """Raise :class:`VMError` when ``cause`` came from the VM's process being gone. A killed QEMU closes its
         sockets (the server's forwarded port refuses) before the kernel reaps it, so its exit is waited for, up
-        to the time limit ``vm.exit``; a VM still running then is left to the caller's own handling."""
-        deadline = time.monotonic() + limit("vm.exit")
+        to the time limit ``vm.exit``; a VM still running then is left to the caller's own handling. With
+        ``wait=False`` the process is looked at once: for a caller that has waited the limit out already."""
+        deadline = time.monotonic() + (limit("vm.exit") if wait else 0.0)
         while self.provider.is_running():
             if time.monotonic() >= deadline:
                 return
@@ -392,18 +393,19 @@ class DesktopEnv(gym.Env):
         Raises:
             VMError: the VM is not running any more.
         """
-        data = None
+        data, waited = None, False
         try:
             data = self.provider.screenshot()
         except DesktopEnvError as exc:
             self._raise_if_vm_died(exc)
+            waited = True  # the VM was seen running through a whole vm.exit: the server's failure needs no 2nd wait
             log.warning("host-side screenshot failed (%s); asking the in-VM server", exc)
         if data:
             return data
         try:
             return self.controller.screenshot()
         except GuestServerError as exc:
-            self._raise_if_vm_died(exc)
+            self._raise_if_vm_died(exc, wait=not waited)
             raise
 
     def observe(self) -> dict:
