@@ -342,14 +342,12 @@ def not_run_because(task) -> tuple[str, str]:
     return "", ""
 
 
-def write_index(suite: Path, out: Path, examples_dir: Path | None = None, cli_gui_only: bool = False) -> int:
-    """Write to ``out`` the index of ``suite``'s tasks that verification runs (:func:`not_run_because`
-    finds no reason not to), only its ``cli+gui`` ones (what the ablated run replays) with ``cli_gui_only``;
-    returns how many there are."""
+def runnable_tasks(suite: Path, examples_dir: Path | None = None):
+    """Yield ``(domain, task_id, task)`` for each task of ``suite`` that verification runs (it loads, and
+    :func:`not_run_because` finds no reason not to run it); :func:`collect` lists the others."""
     from desktop_env.tasks import load_index, load_task, task_file_for
 
     examples = examples_dir or suite.parent / "examples"
-    index: dict[str, list[str]] = {}
     for domain, ids in load_index(suite).items():
         for task_id in ids:
             path = task_file_for(examples, domain, task_id)
@@ -359,12 +357,51 @@ def write_index(suite: Path, out: Path, examples_dir: Path | None = None, cli_gu
                 task = load_task(path)
             except TaskConfigError:
                 continue  # collect lists it as not loading
-            if not_run_because(task)[0] or (cli_gui_only and interface_of(task) != "cli+gui"):
-                continue
+            if not not_run_because(task)[0]:
+                yield domain, task_id, task
+
+
+def write_index(suite: Path, out: Path, examples_dir: Path | None = None, cli_gui_only: bool = False) -> int:
+    """Write to ``out`` the index of ``suite``'s tasks that verification runs (:func:`runnable_tasks`), only
+    its ``cli+gui`` ones (what the ablated run replays) with ``cli_gui_only``; returns how many there are."""
+    index: dict[str, list[str]] = {}
+    for domain, task_id, task in runnable_tasks(suite, examples_dir):
+        if not cli_gui_only or interface_of(task) == "cli+gui":
             index.setdefault(domain, []).append(task_id)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(index, indent=1) + "\n")
     return sum(len(v) for v in index.values())
+
+
+#: Seconds an attempt gets besides its solution's steps (the reset, the task's setup, scoring), see
+#: :func:`default_task_timeout`.
+ATTEMPT_MARGIN_S = 600.0
+
+
+def default_task_timeout(suite: Path, examples_dir: Path | None = None, time_scale: float | None = None) -> float:
+    """Seconds per attempt when ``--task_timeout`` is not given: run.py's default (1800 s), or, when longer,
+    :data:`ATTEMPT_MARGIN_S` plus the limit ``verify.step`` (desktop_env/limits.py) for each step of the
+    longest reference solution among the tasks verification runs, times ``time_scale`` (default: the
+    current ``$DESKTOP_ENV_TIME_SCALE``). Logs which task set it when it is above the default.
+
+    Raises:
+        TaskConfigError: a kept solution's file is malformed.
+    """
+    from desktop_env.harness.config import RunConfig
+    from desktop_env.limits import LIMITS, scale
+    from desktop_env.tasks.references import solution_source
+
+    default = RunConfig.__dataclass_fields__["task_timeout"].default
+    longest = max(((len(solution_source(task).items or ()), f"{domain}/{task_id}")
+                   for domain, task_id, task in runnable_tasks(suite, examples_dir)), default=(0, ""))
+    factor = time_scale if time_scale is not None else scale()
+    needed = (ATTEMPT_MARGIN_S + longest[0] * LIMITS["verify.step"][0]) * factor
+    if needed <= default:
+        return default
+    log.info("attempts may take %.0f s: %s's reference solution has %d steps (verify.step %g s each, plus %g s; "
+             "--task_timeout sets another limit)", needed, longest[1], longest[0], LIMITS["verify.step"][0],
+             ATTEMPT_MARGIN_S)
+    return needed
 
 
 def _image_identity(path_to_vm: str | None, cache_dir: str | None) -> tuple[str, str]:
@@ -465,6 +502,9 @@ def verify(suite: str | os.PathLike, result_dir: str | os.PathLike | None = None
     dirs = {m: base / m for m in (*MODELS, ABLATED)}
     examples_base = Path(examples_base).resolve() if examples_base else suite.parent
     ablated_index, run_index = base / f"{ABLATED}.index.json", base / "runnable.index.json"
+    settings = dict(settings or {})
+    if settings.get("task_timeout") is None:  # long solutions get the time their steps need
+        settings["task_timeout"] = default_task_timeout(suite, examples_base / "examples", settings.get("time_scale"))
     # every run's settings are checked, as a broken suite is, before anything boots
     configs = {m: run_config(m, ablated_index if m == ABLATED else run_index, dirs[m], num_envs, path_to_vm,
                              cache_dir, settings, examples_base) for m in dirs}
@@ -503,7 +543,8 @@ def add_arguments(parser) -> None:
                              "a folder holding another image's results is refused")
     parser.add_argument("--path_to_vm", default=None, help="image name, profile or folder (default newest base)")
     parser.add_argument("--cache_dir", default=None, help="image and runtime cache (default ~/.cache/desktop-env)")
-    parser.add_argument("--task_timeout", type=float, default=None, help="seconds per task attempt (run.py's)")
+    parser.add_argument("--task_timeout", type=float, default=None, help="seconds per task attempt (default: run.py's 1800, or more for a long reference "
+                             "solution: 600 plus verify.step, 30, per step of the longest one)")
     parser.add_argument("--time_scale", type=float, default=None,
                         help="multiply every named time limit (desktop_env/limits.py) by this, for a slower host")
     parser.add_argument("--grader_corrections", action="store_true",

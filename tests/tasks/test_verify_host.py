@@ -336,3 +336,33 @@ def test_nothing_to_run_is_not_proven(tmp_path, suite, monkeypatch):
     table = v.verify(index, tmp_path / "verify")
     assert [r.verdict for r in table.rows] == [v.NO_SOLUTION] and not table.all_proven
     assert "0/0 tasks proven" in table.to_text()
+
+
+def test_an_attempt_gets_the_time_its_longest_solution_needs(tmp_path, suite, monkeypatch, caplog):
+    """Without --task_timeout, the runs give each attempt run.py's 1800 s, or 600 s plus verify.step (30 s) per
+    step of the longest reference solution when that is more (times --time_scale); --task_timeout wins."""
+    long_one = dict(task("long"), solution=[{"command": f"echo {i}", "shell": True} for i in range(140)])
+    for t in (task("short"), long_one):
+        suite("os", t)
+    index = tmp_path / "evaluation_examples" / "test_x.json"
+    index.write_text(json.dumps({"os": ["short"]}))
+    monkeypatch.delenv("DESKTOP_ENV_TIME_SCALE", raising=False)
+    assert v.default_task_timeout(index) == 1800.0
+    index.write_text(json.dumps({"os": ["short", "long"]}))
+    with caplog.at_level("INFO", logger=v.log.name):
+        assert v.default_task_timeout(index) == 600 + 140 * 30
+    assert "os/long's reference solution has 140 steps" in caplog.text
+    assert v.default_task_timeout(index, time_scale=1.5) == 1.5 * (600 + 140 * 30)
+
+    seen = {}
+
+    def fake_run(config):
+        seen[config.model] = config.task_timeout
+        return 0
+
+    monkeypatch.setattr(v, "_image_identity", lambda path_to_vm, cache_dir: ("base-x", "x"))
+    monkeypatch.setattr(v, "run_model", fake_run)
+    v.verify(index, tmp_path / "verify")
+    assert seen == {"oracle": 4800.0, "noop": 4800.0}
+    v.verify(index, tmp_path / "verify", settings={"task_timeout": 900.0})
+    assert seen == {"oracle": 900.0, "noop": 900.0}
