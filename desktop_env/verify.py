@@ -544,7 +544,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--path_to_vm", default=None, help="image name, profile or folder (default newest base)")
     parser.add_argument("--cache_dir", default=None, help="image and runtime cache (default ~/.cache/desktop-env)")
     parser.add_argument("--task_timeout", type=float, default=None, help="seconds per task attempt (default: run.py's 1800, or more for a long reference "
-                             "solution: 600 plus verify.step, 30, per step of the longest one)")
+                             "solution: 600 plus verify.step, 45, per step of the longest one)")
     parser.add_argument("--time_scale", type=float, default=None,
                         help="multiply every named time limit (desktop_env/limits.py) by this, for a slower host")
     parser.add_argument("--grader_corrections", action="store_true",

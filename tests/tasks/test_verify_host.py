@@ -339,8 +339,9 @@ def test_nothing_to_run_is_not_proven(tmp_path, suite, monkeypatch):
 
 
 def test_an_attempt_gets_the_time_its_longest_solution_needs(tmp_path, suite, monkeypatch, caplog):
-    """Without --task_timeout, the runs give each attempt run.py's 1800 s, or 600 s plus verify.step (30 s) per
+    """Without --task_timeout, the runs give each attempt run.py's 1800 s, or 600 s plus verify.step (45 s) per
     step of the longest reference solution when that is more (times --time_scale); --task_timeout wins."""
+    per_step = 45.0
     long_one = dict(task("long"), solution=[{"command": f"echo {i}", "shell": True} for i in range(140)])
     for t in (task("short"), long_one):
         suite("os", t)
@@ -350,9 +351,9 @@ def test_an_attempt_gets_the_time_its_longest_solution_needs(tmp_path, suite, mo
     assert v.default_task_timeout(index) == 1800.0
     index.write_text(json.dumps({"os": ["short", "long"]}))
     with caplog.at_level("INFO", logger=v.log.name):
-        assert v.default_task_timeout(index) == 600 + 140 * 30
+        assert v.default_task_timeout(index) == 600 + 140 * per_step
     assert "os/long's reference solution has 140 steps" in caplog.text
-    assert v.default_task_timeout(index, time_scale=1.5) == 1.5 * (600 + 140 * 30)
+    assert v.default_task_timeout(index, time_scale=1.5) == 1.5 * (600 + 140 * per_step)
 
     seen = {}
 
@@ -363,6 +364,6 @@ def test_an_attempt_gets_the_time_its_longest_solution_needs(tmp_path, suite, mo
     monkeypatch.setattr(v, "_image_identity", lambda path_to_vm, cache_dir: ("base-x", "x"))
     monkeypatch.setattr(v, "run_model", fake_run)
     v.verify(index, tmp_path / "verify")
-    assert seen == {"oracle": 4800.0, "noop": 4800.0}
+    assert seen == {"oracle": 600 + 140 * per_step, "noop": 600 + 140 * per_step}
     v.verify(index, tmp_path / "verify", settings={"task_timeout": 900.0})
     assert seen == {"oracle": 900.0, "noop": 900.0}
