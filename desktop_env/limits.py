@@ -37,7 +37,7 @@ LIMITS: dict[str, tuple[float, str]] = {
     "oracle.command": (1200.0, "one shell command of a reference solution"),
     "oracle.locate": (180.0, "a GUI step of a reference solution finding its target (its own timeout_s is scaled too)"),
     "oracle.wait": (300.0, "a `wait` GUI step of a reference solution (its own timeout_s is scaled too)"),
-    # 45 s: the Demographic Profile pair's 140 GUI steps (26eb0940/30e3e107) take about 30 s each on average with
+    # 45 s: the Demographic Profile pair's 140 GUI steps (26eb0940/30e3e107) took 26 s each on average (3624 s) with
     # two VMs on two cores under TCG (up to 140 s while the pivot layout dialog is open: the tree has 1100+
     # elements); run.py's 1800 s cut their oracles off at steps 83 and 86
     "verify.step": (45.0, "each step of a reference solution, in the time `tasks verify` gives an attempt when "

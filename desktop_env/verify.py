@@ -543,7 +543,8 @@ def add_arguments(parser) -> None:
                              "a folder holding another image's results is refused")
     parser.add_argument("--path_to_vm", default=None, help="image name, profile or folder (default newest base)")
     parser.add_argument("--cache_dir", default=None, help="image and runtime cache (default ~/.cache/desktop-env)")
-    parser.add_argument("--task_timeout", type=float, default=None, help="seconds per task attempt (default: run.py's 1800, or more for a long reference "
+    parser.add_argument("--task_timeout", type=float, default=None,
+                        help="seconds per task attempt (default: run.py's 1800, or more for a long reference "
                              "solution: 600 plus verify.step, 45, per step of the longest one)")
     parser.add_argument("--time_scale", type=float, default=None,
                         help="multiply every named time limit (desktop_env/limits.py) by this, for a slower host")
