@@ -8,8 +8,11 @@ them into the run's result folder, status.json last, so nodes need no shared fil
 resumes like a local one.
 
 A job whose actor died (its process, or its node) is reported as ``infra_error`` and retried on a new actor
-(``--retries`` more times), placed wherever a slot is free; the run ends when every job has a status. Ctrl-C or
-SIGTERM kills every actor, and with it its VM (started with the parent-death signal).
+(``--retries`` more times), placed wherever a slot is free but never on a node whose raylet no longer answers: the
+cluster notices a dead node only after its health checks fail (tens of seconds), and an actor placed there meanwhile
+would die too and use up the job's retries. Jobs go to live idle actors first; once no job is left to start, idle
+actors stop their VMs and give their slots back (a retried job's new actor may need one). The run ends when every
+job has a status. Ctrl-C or SIGTERM kills every actor, and with it its VM (started with the parent-death signal).
 
 The nodes run the driver's image by its exact name, and each actor checks before its first VM that its node holds
 the driver's build of it (:mod:`desktop_env.distributed.images`): a node without it stops the run with an error
@@ -40,6 +43,8 @@ log = logging.getLogger(__name__)
 #: Seconds a job may take beyond its attempts' time limits (``--task_timeout`` each) before its actor is killed:
 #: the VM's first start or a warm state's first build, and closing a VM after a failure.
 JOB_MARGIN_S = 1800.0
+#: The label Ray gives every node, its id: new actors avoid dead nodes through it.
+NODE_ID_LABEL = "ray.io/node-id"
 
 
 class JobWorker:
@@ -134,6 +139,38 @@ def cluster_slots(ray, slot_resource: str = SLOT_RESOURCE) -> int:
     return int(ray.cluster_resources().get(slot_resource, 0))
 
 
+def unreachable_nodes(ray, timeout_s: float = 3.0) -> set[str]:
+    """Ids of the nodes the cluster still counts as alive whose raylet accepts no connection from here: dead ones
+    the cluster has not noticed yet. Empty when no node answers (a driver that cannot reach the nodes' ports, such
+    as a Ray Client, tells nothing) or when the nodes lack Ray's node-id label (a Ray too old to avoid them)."""
+    alive = [node for node in ray.nodes() if node.get("Alive")]
+    if not all(NODE_ID_LABEL in (node.get("Labels") or {}) for node in alive):
+        log.warning("the cluster's nodes have no %r label: a retried job's actor may be placed on a dead node",
+                    NODE_ID_LABEL)
+        return set()
+    dead = set()
+    for node in alive:
+        try:
+            with socket.create_connection((node["NodeManagerAddress"], node["NodeManagerPort"]), timeout=timeout_s):
+                pass
+        except OSError as exc:
+            log.warning("node %s (%s) does not answer (%s): no new environment is placed there", node["NodeID"],
+                        node["NodeManagerAddress"], exc)
+            dead.add(node["NodeID"])
+    return set() if len(dead) == len(alive) else dead
+
+
+def actor_options(excluded: set[str]) -> dict:
+    """Ray options of a :class:`JobWorker`: one environment slot, spread over the nodes, never on ``excluded``."""
+    options = dict(num_cpus=0, resources={SLOT_RESOURCE: 1}, max_restarts=0, max_task_retries=0)
+    if not excluded:
+        return {**options, "scheduling_strategy": "SPREAD"}
+    from ray.util.scheduling_strategies import NodeLabelSchedulingStrategy, NotIn
+
+    return {**options,
+            "scheduling_strategy": NodeLabelSchedulingStrategy(hard={NODE_ID_LABEL: NotIn(*sorted(excluded))})}
+
+
 def run_jobs_on_ray(config: RunConfig, todo: list[Job], records: dict, report, address: str) -> bool:
     """Run ``todo`` on the Ray cluster at ``address``, adding each status to ``records``; True when interrupted."""
     import ray
@@ -156,26 +193,29 @@ def run_jobs_on_ray(config: RunConfig, todo: list[Job], records: dict, report, a
     image = driver_image(config.path_to_vm, config.cache_dir) if PROVIDERS[config.provider_name].images else None
     if image is not None:  # the nodes run this image by name, whatever their checkout's recipe would pick
         config = replace(config, path_to_vm=image.name)
-    remote = ray.remote(JobWorker).options(num_cpus=0, resources={SLOT_RESOURCE: 1}, max_restarts=0,
-                                           max_task_retries=0, scheduling_strategy="SPREAD")
+    remote = ray.remote(JobWorker)
+    excluded: set[str] = set()  # nodes found dead: no new actor goes there
     queue = collections.deque((job, 1) for job in todo)
-    actors = [remote.remote(config, image) for _ in range(n)]
+    actors: list = [None] * n  # None: no actor (not started yet, lost, or retired with nothing left to run)
+    retiring: list = []  # close() calls of actors retired with nothing left to run
     running: dict = {}  # ref -> (actor index, job, attempt, deadline)
     t0, finished, wins = time.monotonic(), 0, 0
     budget = config.task_timeout * (config.retries + 1) + JOB_MARGIN_S
 
     def give(index: int) -> None:
         job, attempt = queue.popleft()
+        if actors[index] is None:
+            actors[index] = remote.options(**actor_options(excluded)).remote(config, image)
         running[actors[index].run.remote(job)] = (index, job, attempt, time.monotonic() + budget)
         report(started_line(config, job.domain, job.task_id, job.trial)
                + (f" (attempt {attempt} after an infrastructure failure)" if attempt > 1 else ""))
 
-    def replace_actor(index: int) -> None:
+    def drop_actor(index: int) -> None:
         try:
             ray.kill(actors[index], no_restart=True)
         except Exception:
             log.debug("killing actor %d", index, exc_info=True)
-        actors[index] = remote.remote(config, image)
+        actors[index] = None
 
     def finish(job: Job, status: dict) -> None:
         nonlocal finished, wins
@@ -184,8 +224,10 @@ def run_jobs_on_ray(config: RunConfig, todo: list[Job], records: dict, report, a
         wins += status["status"] == "success"
         report(progress_line(config, status, finished, len(todo), wins, time.monotonic() - t0))
 
-    def lost(index: int, job: Job, attempt: int, why: str) -> None:
-        replace_actor(index)
+    def lost(index: int, job: Job, attempt: int, why: str, actor_died: bool = False) -> None:
+        drop_actor(index)
+        if actor_died:  # perhaps with its node: the next actors avoid the nodes that no longer answer
+            excluded.update(unreachable_nodes(ray))
         if attempt <= config.retries:
             report(f"{job.domain}/{job.task_id}: infra_error ({why}); retried on a new environment", error=True)
             queue.appendleft((job, attempt + 1))
@@ -206,9 +248,14 @@ def run_jobs_on_ray(config: RunConfig, todo: list[Job], records: dict, report, a
     try:
         while queue or running:
             busy = {index for index, *_ in running.values()}
-            for index in range(n):
+            for index in sorted(range(n), key=lambda i: actors[i] is None):  # live idle actors first
                 if queue and index not in busy:
                     give(index)
+            if not queue:  # nothing left to start: idle actors stop their VMs and give their slots back
+                for index in set(range(n)) - {index for index, *_ in running.values()}:
+                    if actors[index] is not None:
+                        retiring.append(actors[index].close.remote())
+                        actors[index] = None  # its last handle: Ray ends the actor once close() returns
             done, _ = ray.wait(list(running), num_returns=1, timeout=2.0)
             for ref in done:
                 index, job, attempt, _deadline = running.pop(ref)
@@ -224,7 +271,7 @@ def run_jobs_on_ray(config: RunConfig, todo: list[Job], records: dict, report, a
                     continue
                 except ray.exceptions.RayError as exc:  # the actor, its process or its node is gone
                     lost(index, job, attempt, f"its environment's actor died ({type(exc).__name__}): "
-                                              f"{first_line(exc)}")
+                                              f"{first_line(exc)}", actor_died=True)
                     continue
                 stop = reply["status"].pop("stop_run", None)
                 write_files(job.folder, reply["files"])
@@ -245,9 +292,12 @@ def run_jobs_on_ray(config: RunConfig, todo: list[Job], records: dict, report, a
         report("interrupted: stopping the environments (finished tasks are kept; rerun to complete)", error=True)
     finally:
         if not interrupted:
-            closing = [actor.close.remote() for actor in actors]
-            ray.wait(closing, num_returns=len(closing), timeout=60)
+            closing = [actor.close.remote() for actor in actors if actor is not None] + retiring
+            if closing:
+                ray.wait(closing, num_returns=len(closing), timeout=60)
         for actor in actors:
+            if actor is None:
+                continue
             try:
                 ray.kill(actor, no_restart=True)
             except Exception:

@@ -1,11 +1,12 @@
 """The parts of the Ray layer that need no cluster: how a job's files land in the driver's folder, the pool's task
-source, and run.py's checks of --ray."""
+source, which nodes a retried job's actor avoids, and run.py's checks of --ray."""
 import queue
+import socket
 
 import pytest
 
 from desktop_env.distributed.pool import _TaskSource, portable, task_id_of
-from desktop_env.harness.ray_jobs import write_files
+from desktop_env.harness.ray_jobs import NODE_ID_LABEL, unreachable_nodes, write_files
 from desktop_env.harness.config import RunConfig, RunConfigError
 
 
@@ -28,6 +29,47 @@ def test_a_file_outside_the_jobs_folder_is_refused(tmp_path):
     with pytest.raises(ValueError, match="outside its folder"):
         write_files(tmp_path / "job", {"../escape.txt": b"x"})
     assert not (tmp_path / "escape.txt").exists()
+
+
+class _Cluster:
+    """What unreachable_nodes reads of Ray: ``ray.nodes()``."""
+
+    def __init__(self, nodes):
+        self._nodes = nodes
+
+    def nodes(self):
+        return self._nodes
+
+
+def _node(node_id, port, alive=True, labelled=True):
+    return {"NodeID": node_id, "Alive": alive, "NodeManagerAddress": "127.0.0.1", "NodeManagerPort": port,
+            "Labels": {NODE_ID_LABEL: node_id} if labelled else {}}
+
+
+@pytest.fixture
+def ports():
+    """A port a server listens on (a live raylet's) and one nothing listens on (a killed raylet's)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    dead_port = closed.getsockname()[1]
+    closed.close()
+    yield server.getsockname()[1], dead_port
+    server.close()
+
+
+def test_a_node_whose_raylet_refuses_connections_is_avoided(ports):
+    live, dead = ports
+    cluster = _Cluster([_node("head", live), _node("worker", dead), _node("gone", dead, alive=False)])
+    assert unreachable_nodes(cluster) == {"worker"}  # "gone": the cluster knows, it places nothing there
+
+
+def test_nodes_are_not_avoided_when_none_answers_or_they_lack_the_label(ports):
+    live, dead = ports
+    assert unreachable_nodes(_Cluster([_node("a", dead), _node("b", dead)])) == set()  # a driver that reaches none
+    assert unreachable_nodes(_Cluster([_node("a", live, labelled=False), _node("b", dead, labelled=False)])) == set()
 
 
 def test_the_task_source_gives_retries_first_then_the_callers_queue():
