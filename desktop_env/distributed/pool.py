@@ -11,7 +11,9 @@ Faults:
 - An actor whose process or node died (or that did not answer within its named time limit: ``pool.reset``,
   ``pool.step``, see :mod:`desktop_env.limits`) gives a result with ``status="infra_error"``; its episode's task
   goes back to the front of the queue (up to ``retries`` more times) and a new actor takes its place, on whichever
-  node has a free slot. A killed actor's VM dies with it (it was started with the parent-death signal).
+  node has a free slot, except nodes whose raylet no longer accepts a connection (:func:`unreachable_nodes`: Ray
+  notices a dead node only after its health checks fail, and an actor placed there meanwhile would die too). A
+  killed actor's VM dies with it (it was started with the parent-death signal).
 - An exception the environment raised (a task that cannot be set up, a scorer that failed) ends that episode with
   the harness's status for it (``task_error``, ``evaluator_error``; ``infra_error`` for a VM that failed, retried
   on a fresh actor) and the environment goes on with the next task.
@@ -26,6 +28,7 @@ import collections
 import logging
 import os
 import queue
+import socket
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +43,8 @@ log = logging.getLogger(__name__)
 SLOT_RESOURCE = "desktop_env_slot"
 #: Seconds ``close`` gives each environment to stop its VM before its actor is killed.
 CLOSE_GRACE_S = 60.0
+#: The label Ray gives every node, its id: new actors avoid dead nodes through it.
+NODE_ID_LABEL = "ray.io/node-id"
 
 
 class PoolError(DesktopEnvError):
@@ -206,9 +211,9 @@ class EnvPool:
         self.auto_reset = auto_reset
         self.env_kwargs = dict(env_kwargs)
         self.image = self._driver_image()
-        self._remote = ray.remote(EnvWorker).options(
-            num_cpus=0, resources={slot_resource: 1}, max_restarts=0, max_task_retries=0,
-            scheduling_strategy="SPREAD")
+        self._remote = ray.remote(EnvWorker)
+        self._slot_resource = slot_resource
+        self._excluded: set[str] = set()  # nodes found dead: no new actor goes there
         self._source = _TaskSource(tasks)
         self._slots = {i: _Slot(i, self._new_actor()) for i in range(num_envs)}
         self._ready: list[PoolResult] = []
@@ -231,7 +236,8 @@ class EnvPool:
 
     # -- calls ------------------------------------------------------------------------------------------------
     def _new_actor(self):
-        return self._remote.remote(self.env_kwargs, self.image)
+        options = actor_options(self._excluded, self._slot_resource)
+        return self._remote.options(**options).remote(self.env_kwargs, self.image)
 
     def _call(self, slot: _Slot, kind: str, *args) -> None:
         if kind == "reset":
@@ -333,6 +339,7 @@ class EnvPool:
             self._task_failure(slot, base, exc)
             return
         except self._ray.exceptions.RayError as exc:  # the actor, its process or its node is gone
+            self._excluded.update(unreachable_nodes(self._ray))  # its replacement avoids a node that died
             self._infra_failure(slot, base, f"the environment's actor died ({type(exc).__name__}): "
                                             f"{first_line(exc)}")
             return
@@ -429,6 +436,39 @@ class EnvPool:
 
     def __len__(self) -> int:
         return len(self._slots)
+
+
+def unreachable_nodes(ray, timeout_s: float = 3.0) -> set[str]:
+    """Ids of the nodes the cluster still counts as alive whose raylet accepts no connection from here: dead ones
+    the cluster has not noticed yet. Empty when no node answers (a driver that cannot reach the nodes' ports, such
+    as a Ray Client, tells nothing) or when the nodes lack Ray's node-id label (a Ray too old to avoid them)."""
+    alive = [node for node in ray.nodes() if node.get("Alive")]
+    if not all(NODE_ID_LABEL in (node.get("Labels") or {}) for node in alive):
+        log.warning("the cluster's nodes have no %r label: a retried job's actor may be placed on a dead node",
+                    NODE_ID_LABEL)
+        return set()
+    dead = set()
+    for node in alive:
+        try:
+            with socket.create_connection((node["NodeManagerAddress"], node["NodeManagerPort"]), timeout=timeout_s):
+                pass
+        except OSError as exc:
+            log.warning("node %s (%s) does not answer (%s): no new environment is placed there", node["NodeID"],
+                        node["NodeManagerAddress"], exc)
+            dead.add(node["NodeID"])
+    return set() if len(dead) == len(alive) else dead
+
+
+def actor_options(excluded: set[str], slot_resource: str = SLOT_RESOURCE) -> dict:
+    """Ray options of an environment's actor: one ``slot_resource``, spread over the nodes, never on ``excluded``
+    (node ids, from :func:`unreachable_nodes`)."""
+    options = dict(num_cpus=0, resources={slot_resource: 1}, max_restarts=0, max_task_retries=0)
+    if not excluded:
+        return {**options, "scheduling_strategy": "SPREAD"}
+    from ray.util.scheduling_strategies import NodeLabelSchedulingStrategy, NotIn
+
+    return {**options,
+            "scheduling_strategy": NodeLabelSchedulingStrategy(hard={NODE_ID_LABEL: NotIn(*sorted(excluded))})}
 
 
 def first_line(exc: BaseException) -> str:

@@ -32,7 +32,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from desktop_env.distributed.images import NodeImageError, check_node_image, driver_image
-from desktop_env.distributed.pool import SLOT_RESOURCE, first_line
+from desktop_env.distributed.pool import SLOT_RESOURCE, actor_options, first_line, unreachable_nodes
 from desktop_env.harness.config import RunConfig
 from desktop_env.harness.jobs import Job
 from desktop_env.harness.layout import RESULT_FILE, STATUS_FILE, now_iso, write_json_atomic
@@ -43,8 +43,6 @@ log = logging.getLogger(__name__)
 #: Seconds a job may take beyond its attempts' time limits (``--task_timeout`` each) before its actor is killed:
 #: the VM's first start or a warm state's first build, and closing a VM after a failure.
 JOB_MARGIN_S = 1800.0
-#: The label Ray gives every node, its id: new actors avoid dead nodes through it.
-NODE_ID_LABEL = "ray.io/node-id"
 
 
 class JobWorker:
@@ -137,38 +135,6 @@ def write_files(folder: Path, files: dict[str, bytes]) -> None:
 def cluster_slots(ray, slot_resource: str = SLOT_RESOURCE) -> int:
     """Environment slots the cluster's live nodes advertise in all."""
     return int(ray.cluster_resources().get(slot_resource, 0))
-
-
-def unreachable_nodes(ray, timeout_s: float = 3.0) -> set[str]:
-    """Ids of the nodes the cluster still counts as alive whose raylet accepts no connection from here: dead ones
-    the cluster has not noticed yet. Empty when no node answers (a driver that cannot reach the nodes' ports, such
-    as a Ray Client, tells nothing) or when the nodes lack Ray's node-id label (a Ray too old to avoid them)."""
-    alive = [node for node in ray.nodes() if node.get("Alive")]
-    if not all(NODE_ID_LABEL in (node.get("Labels") or {}) for node in alive):
-        log.warning("the cluster's nodes have no %r label: a retried job's actor may be placed on a dead node",
-                    NODE_ID_LABEL)
-        return set()
-    dead = set()
-    for node in alive:
-        try:
-            with socket.create_connection((node["NodeManagerAddress"], node["NodeManagerPort"]), timeout=timeout_s):
-                pass
-        except OSError as exc:
-            log.warning("node %s (%s) does not answer (%s): no new environment is placed there", node["NodeID"],
-                        node["NodeManagerAddress"], exc)
-            dead.add(node["NodeID"])
-    return set() if len(dead) == len(alive) else dead
-
-
-def actor_options(excluded: set[str]) -> dict:
-    """Ray options of a :class:`JobWorker`: one environment slot, spread over the nodes, never on ``excluded``."""
-    options = dict(num_cpus=0, resources={SLOT_RESOURCE: 1}, max_restarts=0, max_task_retries=0)
-    if not excluded:
-        return {**options, "scheduling_strategy": "SPREAD"}
-    from ray.util.scheduling_strategies import NodeLabelSchedulingStrategy, NotIn
-
-    return {**options,
-            "scheduling_strategy": NodeLabelSchedulingStrategy(hard={NODE_ID_LABEL: NotIn(*sorted(excluded))})}
 
 
 def run_jobs_on_ray(config: RunConfig, todo: list[Job], records: dict, report, address: str) -> bool:

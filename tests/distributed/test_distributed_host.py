@@ -1,12 +1,12 @@
 """The parts of the Ray layer that need no cluster: how a job's files land in the driver's folder, the pool's task
-source, which nodes a retried job's actor avoids, and run.py's checks of --ray."""
+source, which nodes a new actor avoids, and run.py's checks of --ray."""
 import queue
 import socket
 
 import pytest
 
-from desktop_env.distributed.pool import _TaskSource, portable, task_id_of
-from desktop_env.harness.ray_jobs import NODE_ID_LABEL, unreachable_nodes, write_files
+from desktop_env.distributed.pool import NODE_ID_LABEL, _TaskSource, portable, task_id_of, unreachable_nodes
+from desktop_env.harness.ray_jobs import write_files
 from desktop_env.harness.config import RunConfig, RunConfigError
 
 
