@@ -361,11 +361,13 @@ def runnable_tasks(suite: Path, examples_dir: Path | None = None):
                 yield domain, task_id, task
 
 
-def write_index(suite: Path, out: Path, examples_dir: Path | None = None, cli_gui_only: bool = False) -> int:
-    """Write to ``out`` the index of ``suite``'s tasks that verification runs (:func:`runnable_tasks`), only
-    its ``cli+gui`` ones (what the ablated run replays) with ``cli_gui_only``; returns how many there are."""
+def write_index(suite: Path, out: Path, examples_dir: Path | None = None, cli_gui_only: bool = False,
+                runnable: list | None = None) -> int:
+    """Write to ``out`` the index of ``suite``'s tasks that verification runs (:func:`runnable_tasks`, or
+    ``runnable``, a list of them already read), only its ``cli+gui`` ones (what the ablated run replays) with
+    ``cli_gui_only``; returns how many there are."""
     index: dict[str, list[str]] = {}
-    for domain, task_id, task in runnable_tasks(suite, examples_dir):
+    for domain, task_id, task in runnable if runnable is not None else runnable_tasks(suite, examples_dir):
         if not cli_gui_only or interface_of(task) == "cli+gui":
             index.setdefault(domain, []).append(task_id)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -378,11 +380,13 @@ def write_index(suite: Path, out: Path, examples_dir: Path | None = None, cli_gu
 ATTEMPT_MARGIN_S = 600.0
 
 
-def default_task_timeout(suite: Path, examples_dir: Path | None = None, time_scale: float | None = None) -> float:
+def default_task_timeout(suite: Path, examples_dir: Path | None = None, time_scale: float | None = None,
+                         runnable: list | None = None) -> float:
     """Seconds per attempt when ``--task_timeout`` is not given: run.py's default (1800 s), or, when longer,
     :data:`ATTEMPT_MARGIN_S` plus the limit ``verify.step`` (desktop_env/limits.py) for each step of the
-    longest reference solution among the tasks verification runs, times ``time_scale`` (default: the
-    current ``$DESKTOP_ENV_TIME_SCALE``). Logs which task set it when it is above the default.
+    longest reference solution among the tasks verification runs (:func:`runnable_tasks`, or ``runnable``, a
+    list of them already read), times ``time_scale`` (default: the current ``$DESKTOP_ENV_TIME_SCALE``). Logs
+    which task set it when it is above the default.
 
     Raises:
         TaskConfigError: a kept solution's file is malformed.
@@ -393,7 +397,8 @@ def default_task_timeout(suite: Path, examples_dir: Path | None = None, time_sca
 
     default = RunConfig.__dataclass_fields__["task_timeout"].default
     longest = max(((len(solution_source(task).items or ()), f"{domain}/{task_id}")
-                   for domain, task_id, task in runnable_tasks(suite, examples_dir)), default=(0, ""))
+                   for domain, task_id, task in (runnable if runnable is not None
+                                                 else runnable_tasks(suite, examples_dir))), default=(0, ""))
     factor = time_scale if time_scale is not None else scale()
     needed = (ATTEMPT_MARGIN_S + longest[0] * LIMITS["verify.step"][0]) * factor
     if needed <= default:
@@ -502,18 +507,20 @@ def verify(suite: str | os.PathLike, result_dir: str | os.PathLike | None = None
     dirs = {m: base / m for m in (*MODELS, ABLATED)}
     examples_base = Path(examples_base).resolve() if examples_base else suite.parent
     ablated_index, run_index = base / f"{ABLATED}.index.json", base / "runnable.index.json"
+    examples = examples_base / "examples"
+    collect(suite, dirs, examples)  # a broken suite is refused before anything boots
+    runnable = list(runnable_tasks(suite, examples))  # each task file read once for what follows
     settings = dict(settings or {})
     if settings.get("task_timeout") is None:  # long solutions get the time their steps need
-        settings["task_timeout"] = default_task_timeout(suite, examples_base / "examples", settings.get("time_scale"))
-    # every run's settings are checked, as a broken suite is, before anything boots
+        settings["task_timeout"] = default_task_timeout(suite, examples, settings.get("time_scale"), runnable)
+    # every run's settings are checked, as the suite is, before anything boots
     configs = {m: run_config(m, ablated_index if m == ABLATED else run_index, dirs[m], num_envs, path_to_vm,
                              cache_dir, settings, examples_base) for m in dirs}
-    collect(suite, dirs, examples_base / "examples")
     crashed = {}
-    if not write_index(suite, run_index, examples_base / "examples"):
+    if not write_index(suite, run_index, runnable=runnable):
         log.warning("no task of %s has a reference solution and can run here: nothing to run", suite)
         models = ()
-    if models and write_index(suite, ablated_index, examples_base / "examples", cli_gui_only=True):
+    if models and write_index(suite, ablated_index, cli_gui_only=True, runnable=runnable):
         models = (*models, ABLATED)
     for model in models:
         rc = run_model(configs[model])
@@ -521,7 +528,7 @@ def verify(suite: str | os.PathLike, result_dir: str | os.PathLike | None = None
             log.warning("the %s run exited %d (details in %s)", model, rc, dirs[model] / "run.log")
             lines = (dirs[model] / "run.log").read_text(errors="replace").strip().splitlines()
             crashed[model] = f"the run exited {rc}: {lines[-1][:200] if lines else 'no output'}"
-    table = collect(suite, dirs, examples_base / "examples")
+    table = collect(suite, dirs, examples)
     for row in table.rows:  # a run.py that died before the task: say why instead of "not run"
         for model, why in crashed.items():
             run = row.ablated if model == ABLATED else getattr(row, model)

@@ -361,9 +361,18 @@ def test_an_attempt_gets_the_time_its_longest_solution_needs(tmp_path, suite, mo
         seen[config.model] = config.task_timeout
         return 0
 
+    import desktop_env.tasks as tasks_module
+
+    reads = []
+    real_load = tasks_module.load_task
+    monkeypatch.setattr(tasks_module, "load_task", lambda path, *a, **k: (reads.append(Path(path).stem),
+                                                                          real_load(path, *a, **k))[1])
     monkeypatch.setattr(v, "_image_identity", lambda path_to_vm, cache_dir: ("base-x", "x"))
     monkeypatch.setattr(v, "run_model", fake_run)
     v.verify(index, tmp_path / "verify")
     assert seen == {"oracle": 600 + 140 * per_step, "noop": 600 + 140 * per_step}
+    # each task file is read three times: the table before the runs (a broken suite stops there), what they run
+    # (its limit and indexes), and the table after them
+    assert sorted(reads) == ["long"] * 3 + ["short"] * 3, reads
     v.verify(index, tmp_path / "verify", settings={"task_timeout": 900.0})
     assert seen == {"oracle": 900.0, "noop": 900.0}
