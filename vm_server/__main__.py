@@ -83,7 +83,7 @@ def main(argv=None) -> int:
 
     import waitress
 
-    from . import display, procs
+    from . import cgroup, display, procs
     from .app import create_app
 
     if not procs.clear_ambient_capabilities():
@@ -93,7 +93,8 @@ def main(argv=None) -> int:
     if problem:
         logger.error("%s", problem)
 
-    app = create_app(config)
+    launch_cgroup = cgroup.split() if config.launch_cgroup else None
+    app = create_app(config, launch_cgroup)
     state = app.extensions["vm_server"]
 
     def on_sigterm(signum, frame):

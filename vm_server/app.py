@@ -21,10 +21,12 @@ PUBLIC_PATHS = frozenset({"/health"})
 
 
 class ServerState:
-    """What the endpoints share: the config, the executor, the AT-SPI reader, the recorder."""
+    """What the endpoints share: the config, the executor, the AT-SPI reader, the recorder, and the
+    cgroup leaf that launched programs go to (``launch_cgroup``, set at start; None: the server's)."""
 
-    def __init__(self, config: ServerConfig):
+    def __init__(self, config: ServerConfig, launch_cgroup: str | None = None):
         self.config = config
+        self.launch_cgroup = launch_cgroup
         env = config.child_environment()
         self.executor = PyExecutor(config.executor_python or default_python(), env,
                                    before_start=self._wait_for_display)
@@ -50,8 +52,9 @@ def _error(status: int, message: str, **extra):
     return jsonify(body), status
 
 
-def create_app(config: ServerConfig) -> Flask:
-    """Build the Flask app for ``config`` (validated here).
+def create_app(config: ServerConfig, launch_cgroup: str | None = None) -> Flask:
+    """Build the Flask app for ``config`` (validated here); programs it launches go to the cgroup
+    ``launch_cgroup`` when given (:func:`vm_server.cgroup.split`).
 
     The app's ``extensions["vm_server"]`` holds the :class:`ServerState`; call its
     ``close()`` when the server stops.
@@ -60,7 +63,7 @@ def create_app(config: ServerConfig) -> Flask:
     app = Flask("vm_server")
     app.config["MAX_CONTENT_LENGTH"] = config.max_upload_bytes
     app.json.sort_keys = False  # keep replies in the order the endpoints build them
-    app.extensions["vm_server"] = ServerState(config)
+    app.extensions["vm_server"] = ServerState(config, launch_cgroup)
     token = (config.token or "").encode("utf-8")
 
     @app.before_request

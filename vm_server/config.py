@@ -43,6 +43,8 @@ class ServerConfig:
     #: set the clock in the server's own process (needs CAP_SYS_TIME, which the image's unit grants);
     #: clock_command is the fallback when that is refused
     clock_settime: bool = False
+    #: split the server's cgroup (a unit with Delegate=yes): launched programs below the server in CPU
+    launch_cgroup: bool = False
     display: str | None = None  # X display; None means $DISPLAY, else ":0"
     display_wait_s: float = 5.0  # how long an X endpoint waits for the display to appear
     recordings_dir: str = field(default_factory=lambda: os.path.join(tempfile.gettempdir(), "desktop-env-recordings"))
@@ -95,8 +97,9 @@ class ServerConfig:
         """
         if not isinstance(self.port, int) or not 0 <= self.port <= 65535:
             raise ConfigError(f"port must be an integer in 0..65535, got {self.port!r}")
-        if not isinstance(self.auth, bool):
-            raise ConfigError(f"auth must be true or false, got {self.auth!r}")
+        for key in ("auth", "clock_settime", "launch_cgroup"):
+            if not isinstance(getattr(self, key), bool):
+                raise ConfigError(f"{key} must be true or false, got {getattr(self, key)!r}")
         if self.auth and not self.token:
             raise ConfigError("auth is on but no token is set: give --token, set \"token\" in the "
                               "config file, or turn auth off with --no-auth / \"auth\": false")

@@ -17,6 +17,8 @@ import threading
 import time
 from dataclasses import dataclass
 
+from .cgroup import launch_argv
+
 logger = logging.getLogger(__name__)
 
 #: Output beyond this many bytes per stream is cut (the reply says so).
@@ -159,14 +161,18 @@ def run_command(command, *, shell: bool = False, timeout_s: float, env: dict | N
                              timed_out=timed_out, duration_s=time.monotonic() - started)
 
 
-def launch(command, *, shell: bool = False, env: dict | None = None, cwd: str | None = None) -> int:
+def launch(command, *, shell: bool = False, env: dict | None = None, cwd: str | None = None,
+           cgroup: str | None = None) -> int:
     """Start ``command`` detached (own session, no inherited output) and return its pid.
 
-    A daemon thread reaps it when it exits, so no zombie is left behind.
+    A daemon thread reaps it when it exits, so no zombie is left behind. With ``cgroup`` (a leaf
+    from :func:`vm_server.cgroup.split`) the program runs in that cgroup, not the server's.
 
     Raises:
         OSError: when the program cannot be started.
     """
+    if cgroup:
+        command, shell = launch_argv(command, shell, cgroup), False
     proc = subprocess.Popen(command, shell=shell, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, env=env, cwd=cwd, start_new_session=True)
     threading.Thread(target=proc.wait, name=f"reap-{proc.pid}", daemon=True).start()

@@ -73,7 +73,8 @@ def launch():
     except ValueError as exc:
         raise BadRequest(f"bad command: {exc}") from None
     try:
-        pid = procs.launch(command, shell=shell, env=state().config.child_environment())
+        pid = procs.launch(command, shell=shell, env=state().config.child_environment(),
+                           cgroup=state().launch_cgroup)
     except OSError as exc:
         raise BadRequest(f"cannot launch {command!r}: {exc}") from None
     shown = command if isinstance(command, str) else " ".join(command)

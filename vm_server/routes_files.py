@@ -183,7 +183,8 @@ def open_file():
     if not os.path.exists(path):
         raise NotFound(f"file not found: {path}")
     try:
-        pid = procs.launch(["xdg-open", path], env=state().config.child_environment())
+        pid = procs.launch(["xdg-open", path], env=state().config.child_environment(),
+                           cgroup=state().launch_cgroup)
     except OSError as exc:
         raise ApiError(f"cannot run xdg-open: {exc}", 500) from None
     return jsonify(status="success", message="File opened successfully", pid=pid)

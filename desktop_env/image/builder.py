@@ -470,7 +470,7 @@ class ImageBuilder:
         conf.mkdir(parents=True, exist_ok=True)
         (conf / "server.json").write_text(json.dumps({
             "host": "0.0.0.0", "port": self.recipe.server_port, "auth": self.opt.auth,
-            "token": token if self.opt.auth else None, "clock_settime": True,
+            "token": token if self.opt.auth else None, "clock_settime": True, "launch_cgroup": True,
         }, indent=1))
         (conf / "screen").write_text(self.screen + "\n")
         (conf / "cdp_port").write_text(f"{self.recipe.cdp_port}\n")

@@ -74,6 +74,25 @@ def test_execute_as_user_and_timeouts(guest):
     assert err.value.status == 504
 
 
+def test_launched_programs_run_below_the_server_in_cpu(guest):
+    """The unit delegates its cgroup; the server splits it: the commands it waits for run in the leaf
+    "server" (cpu.weight 10000), what it launches in "apps" (100)."""
+    own = guest.execute(["cat", "/proc/self/cgroup"])["output"].strip()
+    assert own == "0::/system.slice/desktop-env-server.service/server", own
+    pid = guest.launch(["sleep", "120"])["pid"]
+    try:
+        # the wrapper shell moves itself, then becomes the program (same pid)
+        _wait_for(lambda: guest.execute(["cat", f"/proc/{pid}/comm"])["output"].strip() == "sleep", 30,
+                  "the launched program")
+        launched = guest.execute(["cat", f"/proc/{pid}/cgroup"])["output"].strip()
+        assert launched == "0::/system.slice/desktop-env-server.service/apps", launched
+        base = "/sys/fs/cgroup/system.slice/desktop-env-server.service"
+        weights = guest.execute(f"cat {base}/server/cpu.weight {base}/apps/cpu.weight", shell=True)["output"].split()
+        assert weights == ["10000", "100"], weights
+    finally:
+        guest.execute(["kill", str(pid)])
+
+
 def test_pyautogui_types_into_a_real_terminal(guest):
     guest.execute(["rm", "-f", "/tmp/typed.txt"])
     guest.launch(["xfce4-terminal", "--title", "pytest-term"])
