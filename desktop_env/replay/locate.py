@@ -47,14 +47,35 @@ _DOM_QUERY = """
   const e = els[index];
   const r = e.getBoundingClientRect();
   const cx = r.left + r.width / 2, cy = r.top + r.height / 2;
-  const inView = cx >= 0 && cy >= 0 && cx < window.innerWidth && cy < window.innerHeight;
-  let covered = null;
-  if (inView) {
-    const hit = document.elementFromPoint(cx, cy);
-    if (hit && hit !== e && !e.contains(hit) && !hit.contains(e)) {
-      const cls = typeof hit.className === 'string' && hit.className ? '.' + hit.className.trim().split(/\\s+/)[0] : '';
-      covered = hit.tagName.toLowerCase() + cls;
+  let inView = cx >= 0 && cy >= 0 && cx < window.innerWidth && cy < window.innerHeight;
+  let below = cy >= window.innerHeight, scrollAt = null, clipped = null, covered = null;
+  const hit = inView ? document.elementFromPoint(cx, cy) : null;
+  // What the window shows at its centre is not the element itself: a container that scrolls its own content
+  // (a notebook's panel, a list) may hide it there, under a status bar or over the page's blank rest. Then the
+  // wheel over the container's visible centre scrolls it. (An element shown at its centre is not clipped,
+  // whatever its containers: a popup escapes their overflow.)
+  for (let a = e.parentElement; hit && hit !== e && !e.contains(hit) && a && a !== document.body &&
+       a !== document.documentElement; a = a.parentElement) {
+    const s = getComputedStyle(a);
+    if (!/(auto|scroll|hidden|clip)/.test(s.overflowX + ' ' + s.overflowY)) continue;
+    const c = a.getBoundingClientRect();
+    if (cy < c.top || cy >= c.bottom) {
+      inView = false;
+      below = cy >= c.bottom;
+      const top = Math.max(c.top, 0), bottom = Math.min(c.bottom, window.innerHeight);
+      const left = Math.max(c.left, 0), right = Math.min(c.right, window.innerWidth);
+      scrollAt = [(left + right) / 2, (top + bottom) / 2];
+      break;
     }
+    if (cx < c.left || cx >= c.right) {
+      const cls = typeof a.className === 'string' && a.className ? '.' + a.className.trim().split(/\\s+/)[0] : '';
+      clipped = a.tagName.toLowerCase() + cls;
+      break;
+    }
+  }
+  if (inView && !clipped && hit && hit !== e && !e.contains(hit) && !hit.contains(e)) {
+    const cls = typeof hit.className === 'string' && hit.className ? '.' + hit.className.trim().split(/\\s+/)[0] : '';
+    covered = hit.tagName.toLowerCase() + cls;
   }
   // A finite animation or transition on it or a container, running or paused before it starts (a dialog
   // zooming open; Ant Design holds a dialog paused at its first frame, shrunk, until the zoom starts):
@@ -68,7 +89,7 @@ _DOM_QUERY = """
     }
   }
   return {count: els.length, front, win, href, box: [r.left, r.top, r.width, r.height], inView, covered, moving,
-          below: cy >= window.innerHeight, label: own(e).slice(0, 80)};
+          clipped, below, scrollAt, label: own(e).slice(0, 80)};
 }
 """
 
@@ -292,10 +313,14 @@ class Locator:
             left, top = sx + border, sy + max(0.0, oh - ih - border)
             bx, by, bw, bh = seen["box"]
             box = Box((left + bx) * dpr, (top + by) * dpr, bw * dpr, bh * dpr, seen.get("label", ""))
-            centre = (int((left + iw / 2) * dpr), int((top + ih / 2) * dpr))
+            at_x, at_y = seen.get("scrollAt") or (iw / 2, ih / 2)
             if not seen["inView"]:
-                return Found(exists=True, reason="it is outside the visible part of the page",
-                             scroll=-5 if seen["below"] else 5, scroll_at=centre)
+                where = "the page" if seen.get("scrollAt") is None else "the container that scrolls it"
+                return Found(exists=True, reason=f"it is outside the visible part of {where}",
+                             scroll=-5 if seen["below"] else 5,
+                             scroll_at=(int((left + at_x) * dpr), int((top + at_y) * dpr)))
+            if seen.get("clipped"):
+                return Found(exists=True, reason=f"its centre is beside the visible part of <{seen['clipped']}>")
             if seen["covered"]:
                 return Found(exists=True, reason=f"its centre is covered by <{seen['covered']}>")
             if seen.get("moving"):

@@ -1,8 +1,9 @@
 """GUI steps of reference solutions on a real VM (base image, from the ``chromium`` warm state): a page
-element found through the DOM (scrolled into view first) and through the accessibility tree, clicked
-with ordinary input events; a wait on a window title; a step whose target is absent stops the
-replay naming the step and what it looked for, and the episode keeps its screenshot; a target's ``url`` is
-matched against the URL the tab shows after a single-page app navigated itself (history.pushState)."""
+element found through the DOM (scrolled into view first, in the page or in the box that scrolls it) and
+through the accessibility tree, clicked with ordinary input events; a wait on a window title; a step whose
+target is absent stops the replay naming the step and what it looked for, and the episode keeps its
+screenshot; a target's ``url`` is matched against the URL the tab shows after a single-page app navigated
+itself (history.pushState)."""
 import time
 
 import pytest
@@ -19,8 +20,11 @@ HTML = ("<!doctype html><title>Before</title><body><p>A long page.</p>"
         "<button id='nav' onclick=\"history.pushState({}, '', '#spa'); "
         "document.body.insertAdjacentHTML('afterbegin', '<b id=spa>Moved</b>')\">Navigate</button>"
         "<div style='height:2400px'></div>"
+        "<div id='box' style='position:fixed;top:40px;right:10px;width:300px;height:200px;overflow:auto'>"
+        "<div style='height:600px'></div><button id='inner' "
+        "onclick=\"document.title = 'Inner ' + (++window.m)\">Inside</button></div>"
         "<button id='go' onclick=\"document.title = 'Clicked ' + (++window.n)\">Press me</button>"
-        "<script>window.n = 0;</script></body>")
+        "<script>window.n = 0; window.m = 0;</script></body>")
 TASK = {"id": "gui-replay-check", "instruction": "Press the button.", "snapshot": "base:chromium",
         "config": [{"type": "execute", "parameters": {"command": ["python3", "-c",
                                                                   f"open({PAGE!r}, 'w').write({HTML!r})"]}},
@@ -51,6 +55,16 @@ def test_a_page_element_is_found_through_the_dom_scrolled_into_view_and_clicked(
     assert env.step_count == before + 1, "the scrolls and the click are one step of the episode (max_steps)"
     assert info["acted"][0]["action_type"] == "CLICK" and info["located"]["w"] > 0
     _, _, _, _, info = _step(env, {"gui": "wait", "for": {"window": "^Clicked 1"}, "timeout_s": 120})
+    assert "error" not in info, info.get("error")
+
+
+def test_an_element_hidden_by_the_container_that_scrolls_it_is_scrolled_into_view_there(env):
+    """The button lies 600 px down a 200-px box that scrolls its own content (as a notebook's panel): the
+    window would show that point, but the box hides it. The wheel over the box's centre brings it up."""
+    _, _, _, _, info = _step(env, {"gui": "click", "target": {"css": "#inner", "url": URL}})
+    assert "error" not in info, info.get("error")
+    assert info["scrolls"] >= 1, "the box was scrolled"
+    _, _, _, _, info = _step(env, {"gui": "wait", "for": {"window": "^Inner 1"}, "timeout_s": 120})
     assert "error" not in info, info.get("error")
 
 
