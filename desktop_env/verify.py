@@ -361,13 +361,18 @@ def runnable_tasks(suite: Path, examples_dir: Path | None = None):
                 yield domain, task_id, task
 
 
+def _runnable(suite: Path, examples_dir: Path | None, runnable: list | None):
+    """``runnable`` when the caller has read the runnable tasks already, else :func:`runnable_tasks`."""
+    return runnable if runnable is not None else runnable_tasks(suite, examples_dir)
+
+
 def write_index(suite: Path, out: Path, examples_dir: Path | None = None, cli_gui_only: bool = False,
                 runnable: list | None = None) -> int:
     """Write to ``out`` the index of ``suite``'s tasks that verification runs (:func:`runnable_tasks`, or
     ``runnable``, a list of them already read), only its ``cli+gui`` ones (what the ablated run replays) with
     ``cli_gui_only``; returns how many there are."""
     index: dict[str, list[str]] = {}
-    for domain, task_id, task in runnable if runnable is not None else runnable_tasks(suite, examples_dir):
+    for domain, task_id, task in _runnable(suite, examples_dir, runnable):
         if not cli_gui_only or interface_of(task) == "cli+gui":
             index.setdefault(domain, []).append(task_id)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -397,8 +402,7 @@ def default_task_timeout(suite: Path, examples_dir: Path | None = None, time_sca
 
     default = RunConfig.__dataclass_fields__["task_timeout"].default
     longest = max(((len(solution_source(task).items or ()), f"{domain}/{task_id}")
-                   for domain, task_id, task in (runnable if runnable is not None
-                                                 else runnable_tasks(suite, examples_dir))), default=(0, ""))
+                   for domain, task_id, task in _runnable(suite, examples_dir, runnable)), default=(0, ""))
     factor = time_scale if time_scale is not None else scale()
     needed = (ATTEMPT_MARGIN_S + longest[0] * LIMITS["verify.step"][0]) * factor
     if needed <= default:
