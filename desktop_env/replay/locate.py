@@ -32,6 +32,9 @@ _DOM_QUERY = """
 ({css, text, index}) => {
   const norm = s => (s || '').replace(/\\s+/g, ' ').trim().toLowerCase();
   const own = e => norm(e.innerText || e.value || e.getAttribute('aria-label') || e.getAttribute('title') || '');
+  // How a reason names an element: its tag and first class ('div.jp-StatusBar').
+  const name = el => el.tagName.toLowerCase() +
+    (typeof el.className === 'string' && el.className ? '.' + el.className.trim().split(/\\s+/)[0] : '');
   let els = Array.from(document.querySelectorAll(css || '*'));
   if (text !== null) {
     const want = norm(text);
@@ -50,11 +53,12 @@ _DOM_QUERY = """
   let inView = cx >= 0 && cy >= 0 && cx < window.innerWidth && cy < window.innerHeight;
   let below = cy >= window.innerHeight, scrollAt = null, clipped = null, covered = null;
   const hit = inView ? document.elementFromPoint(cx, cy) : null;
+  const elsewhere = hit !== null && hit !== e && !e.contains(hit);  // the window shows something else there
   // What the window shows at its centre is not the element itself: a container that scrolls its own content
   // (a notebook's panel, a list) may hide it there, under a status bar or over the page's blank rest. Then the
   // wheel over the container's visible centre scrolls it. (An element shown at its centre is not clipped,
   // whatever its containers: a popup escapes their overflow.)
-  for (let a = e.parentElement; hit && hit !== e && !e.contains(hit) && a && a !== document.body &&
+  for (let a = e.parentElement; elsewhere && a && a !== document.body &&
        a !== document.documentElement; a = a.parentElement) {
     const s = getComputedStyle(a);
     if (!/(auto|scroll|hidden|clip)/.test(s.overflowX + ' ' + s.overflowY)) continue;
@@ -68,14 +72,12 @@ _DOM_QUERY = """
       break;
     }
     if (cx < c.left || cx >= c.right) {
-      const cls = typeof a.className === 'string' && a.className ? '.' + a.className.trim().split(/\\s+/)[0] : '';
-      clipped = a.tagName.toLowerCase() + cls;
+      clipped = name(a);
       break;
     }
   }
-  if (inView && !clipped && hit && hit !== e && !e.contains(hit) && !hit.contains(e)) {
-    const cls = typeof hit.className === 'string' && hit.className ? '.' + hit.className.trim().split(/\\s+/)[0] : '';
-    covered = hit.tagName.toLowerCase() + cls;
+  if (inView && !clipped && elsewhere && !hit.contains(e)) {
+    covered = name(hit);
   }
   // A finite animation or transition on it or a container, running or paused before it starts (a dialog
   // zooming open; Ant Design holds a dialog paused at its first frame, shrunk, until the zoom starts):
@@ -84,8 +86,7 @@ _DOM_QUERY = """
   for (let a = e; a && !moving; a = a.parentElement) {
     if (a.getAnimations && a.getAnimations().some(x => (x.playState === 'running' || x.playState === 'paused') &&
         x.effect && x.effect.getComputedTiming().iterations !== Infinity)) {
-      const cls = typeof a.className === 'string' && a.className ? '.' + a.className.trim().split(/\\s+/)[0] : '';
-      moving = a.tagName.toLowerCase() + cls;
+      moving = name(a);
     }
   }
   return {count: els.length, front, win, href, box: [r.left, r.top, r.width, r.height], inView, covered, moving,
