@@ -19,7 +19,9 @@ what of these it needs, each reason with the place it was found. The rules are f
   when no download mirror is given. ``pip install`` does not count (the spider2v image's environments hold
   the suite's pins, and pip needs no network for what is installed; it has no wheelhouse for more),
   nor does a start page Chromium opens (it is not waited for offline);
-- a task that needs a cloud account (:attr:`TaskSpec.needs_account`) says so too.
+- a task that needs a cloud account (:attr:`TaskSpec.needs_account`) says so too;
+- so does a task this project keeps a reason for (``cannot_run_here`` in :mod:`desktop_env.tasks.references`:
+  its own code fetches from the internet, say, which these rules do not read).
 
 A variable holding a command (``$DOCKER run``), a Python file's own fetches, and scripts the evaluator
 runs after the agent are not read.
@@ -130,7 +132,22 @@ def offline_blockers(task: "TaskSpec", download_mirror: bool = False) -> list[Bl
                                                f"{install_hint(extra)}"))
     if task.needs_account:
         found.setdefault(ACCOUNT, Blocker(ACCOUNT, _account_detail(task)))
+    for kind, where in _kept_reasons(task.id):
+        found.setdefault(kind, Blocker(kind, where))
     return [found[k] for k in KINDS if k in found]
+
+
+def _kept_reasons(task_id: str) -> list[tuple[str, str]]:
+    """The reasons this project keeps for a task no solution can solve here (``cannot_run_here`` in
+    :mod:`desktop_env.tasks.references`), each ``where`` ending with the file that keeps it."""
+    from desktop_env.tasks.references import kept_solution
+
+    kept = kept_solution(task_id)
+    if kept is None:
+        return []
+    package_root = Path(__file__).resolve().parents[2]  # the checkout (or site-packages) holding desktop_env/
+    shown = kept.path.relative_to(package_root) if kept.path.is_relative_to(package_root) else kept.path
+    return [(kind, f"{where}; kept in {shown}") for kind, where in kept.cannot_run_here]
 
 
 def profiles_provided(profile: str) -> set[str]:

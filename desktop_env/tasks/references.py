@@ -14,6 +14,21 @@ step-by-step tutorial appended to the instruction, under two ids):
       "solution": [ ... the items of a task's `solution` list (desktop_env.tasks.solution) ... ]
     }
 
+A task that no solution can solve here (its own code needs what the VMs lack, such as the internet, where
+:func:`desktop_env.tasks.offline.offline_blockers` cannot see it) is kept instead with the reason and its
+evidence, under ``cannot_run_here`` (a :data:`desktop_env.tasks.offline.KINDS` key -> where it was found):
+
+.. code-block:: json
+
+    {
+      "ids": ["0814b61e-e421-41d1-9d16-897c33057d29", "22ef9058-6188-422a-9c12-e6934e4ed936"],
+      "suite": "spider2-v",
+      "cannot_run_here": {"internet": "hacker_news.zip: hacker_news/assets.py line 9 reads https://..."}
+    }
+
+:func:`~desktop_env.tasks.offline.offline_blockers` reports it like a reason it found itself, so verification
+lists the task as not runnable with it and ``run.py`` leaves it out.
+
 A task's own ``solution`` list, or a ``solution.sh`` beside its file, comes first; the kept solution is
 used only when the task has neither. So ``desktop-env tasks verify --suite PATH/TO/SUITE/test_xxx.json``
 and ``run.py --model oracle`` find these when pointed at a checkout of the suite, with the same rules
@@ -32,19 +47,21 @@ from desktop_env.tasks.common import index_by_task_id, read_json_file
 
 #: Where the kept solutions live (package data).
 REFERENCE_DIR = Path(__file__).resolve().parent / "reference_solutions"
-#: The keys of a kept solution's file.
-_KEYS = {"ids", "suite", "note", "solution"}
+#: The keys of a kept solution's file (it has ``solution`` or ``cannot_run_here``, not both).
+_KEYS = {"ids", "suite", "note", "solution", "cannot_run_here"}
 
 
 @dataclass(frozen=True)
 class KeptSolution:
-    """One file of :data:`REFERENCE_DIR`: the solution it holds and the task ids it solves."""
+    """One file of :data:`REFERENCE_DIR`: the solution it holds and the task ids it solves, or, for tasks no
+    solution can solve here, why (``cannot_run_here``: a reason kind -> where it was found; ``solution`` None)."""
 
     path: Path
     ids: tuple[str, ...]
     suite: str
-    solution: list
+    solution: list | None
     note: str = ""
+    cannot_run_here: tuple[tuple[str, str], ...] = ()
 
     #: where in its file the task ids are (for errors)
     ids_field = "ids"
@@ -69,11 +86,34 @@ class KeptSolution:
             raise TaskConfigError("must be a non-empty list of task ids", str(path), "ids")
         if not isinstance(data.get("suite"), str) or not data["suite"]:
             raise TaskConfigError("must name the suite the tasks come from (e.g. \"spider2-v\")", str(path), "suite")
-        if not isinstance(data.get("solution"), list) or not data["solution"]:
+        if ("solution" in data) == ("cannot_run_here" in data):
+            raise TaskConfigError("needs either a solution (a list of solution items) or cannot_run_here (why no "
+                                  "solution can solve its tasks here), not both", str(path), "solution")
+        if "solution" in data and (not isinstance(data["solution"], list) or not data["solution"]):
             raise TaskConfigError("must be a non-empty list of solution items", str(path), "solution")
         if not isinstance(data.get("note", ""), str):
             raise TaskConfigError("must be a string", str(path), "note")
-        return cls(path, tuple(ids), data["suite"], data["solution"], data.get("note", ""))
+        return cls(path, tuple(ids), data["suite"], data.get("solution"), data.get("note", ""),
+                   _reasons(data.get("cannot_run_here"), path))
+
+
+def _reasons(value, path: Path) -> tuple[tuple[str, str], ...]:
+    """``cannot_run_here`` checked: a non-empty object of reason kind -> where it was found."""
+    from desktop_env.tasks.offline import KINDS
+
+    if value is None:
+        return ()
+    if not isinstance(value, dict) or not value:
+        raise TaskConfigError(f"must be an object of reason -> where it was found, the reasons being "
+                              f"{', '.join(KINDS)}", str(path), "cannot_run_here")
+    for kind, where in value.items():
+        if kind not in KINDS:
+            raise TaskConfigError(f"unknown reason {kind!r}; the reasons are {', '.join(KINDS)}", str(path),
+                                  f"cannot_run_here.{kind}")
+        if not isinstance(where, str) or not where.strip():
+            raise TaskConfigError("must say where it was found (the file, the line and what it does)", str(path),
+                                  f"cannot_run_here.{kind}")
+    return tuple(value.items())
 
 
 def kept_solutions(root: Path | None = None) -> dict[str, KeptSolution]:
@@ -128,6 +168,6 @@ def solution_source(task, root: Path | None = None) -> SolutionSource:
         sh = task.path.parent / "solution.sh"
         return SolutionSource([{"command": sh.read_text(), "shell": True}], str(sh), "solution.sh")
     kept = kept_solution(task.id, root)
-    if kept is not None:
+    if kept is not None and kept.solution is not None:
         return SolutionSource(kept.solution, str(kept.path), "kept")
     return SolutionSource(None, where, "none")

@@ -74,12 +74,36 @@ def test_a_kept_solution_follows_the_task_s_rules_and_errors_name_its_file(suite
     ({"ids": ["t"], "suite": "s", "solution": []}, "solution", "non-empty list"),
     ({"ids": ["t"], "suite": "s", "solution": GUI_SOLUTION, "notes": "x"}, "notes", "unknown key(s) notes"),
     ({"ids": ["t"], "suite": "s", "solution": GUI_SOLUTION, "note": 3}, "note", "must be a string"),
+    ({"ids": ["t"], "suite": "s"}, "solution", "either a solution"),
+    ({"ids": ["t"], "suite": "s", "solution": GUI_SOLUTION, "cannot_run_here": {"internet": "x.py line 1"}},
+     "solution", "not both"),
+    ({"ids": ["t"], "suite": "s", "cannot_run_here": {}}, "cannot_run_here", "reason -> where it was found"),
+    ({"ids": ["t"], "suite": "s", "cannot_run_here": {"network": "x.py line 1"}}, "cannot_run_here.network",
+     "unknown reason 'network'; the reasons are docker, astro"),
+    ({"ids": ["t"], "suite": "s", "cannot_run_here": {"internet": " "}}, "cannot_run_here.internet",
+     "must say where it was found"),
 ])
 def test_a_malformed_kept_solution_names_its_file_and_field(kept, data, field, words):
     path = kept("bad.json", data)
     with pytest.raises(TaskConfigError) as err:
         refs.kept_solutions()
     assert str(path) in str(err.value) and field in str(err.value) and words in str(err.value)
+
+
+def test_a_kept_reason_holds_a_task_back_as_one_found_in_its_files(suite, kept):
+    """A task no solution can solve here (its code fetches from the internet) is kept with why: verification
+    and run.py's offline rule report it like a reason read from the task's own scripts."""
+    from desktop_env.tasks.offline import INTERNET, offline_blockers
+    from desktop_env.verify import NOT_RUNNABLE, not_run_because
+
+    where = "project.zip: project/assets.py line 9 fetches https://example.org/top.json"
+    path = kept("a.json", {"ids": ["task-1"], "suite": "spider2-v", "cannot_run_here": {"internet": where}})
+    task = load_task(suite("os", TASK))
+    assert [(b.kind, b.where) for b in offline_blockers(task)] == [(INTERNET, f"{where}; kept in {path}")]
+    assert not_run_because(task) == (NOT_RUNNABLE, f"fetches from the internet ({where}; kept in {path})")
+    assert refs.solution_source(task).kind == "none"
+    other = load_task(suite("os", dict(TASK, id="task-2")))
+    assert offline_blockers(other) == []
 
 
 def test_two_files_claiming_one_task_are_refused(kept):
@@ -123,14 +147,21 @@ def _dev_tasks() -> dict[str, Path]:
 @pytest.mark.parametrize("path", KEPT, ids=[p.stem[:8] for p in KEPT])
 def test_each_kept_solution_solves_tasks_of_the_split_that_run_here_by_their_rules(path):
     """Each id is a task of the development split that runs here, and the solution passes the rules of that
-    task's interface (read through the task, as the oracle reads it)."""
+    task's interface (read through the task, as the oracle reads it); or, kept with why it cannot run here,
+    the task is listed as not runnable for that reason."""
     from desktop_env.verify import not_run_because
+
+    from desktop_env.verify import NOT_RUNNABLE
 
     tasks = _dev_tasks()
     kept = refs.KeptSolution.read(path)
     for task_id in kept.ids:
         assert task_id in tasks, f"{path}: {task_id} is not a task of the development split"
         task = load_task(tasks[task_id])
+        if kept.solution is None:  # kept with why no solution solves it here: listed as not runnable, with that
+            status, reason = not_run_because(task)
+            assert status == NOT_RUNNABLE and all(where in reason for _, where in kept.cannot_run_here)
+            continue
         assert refs.solution_source(task).where == str(path)
         assert not_run_because(task) == ("", "")
         assert solution_items(task)
