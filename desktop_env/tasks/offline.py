@@ -42,8 +42,8 @@ from desktop_env.extras import install_hint, missing_extras
 if TYPE_CHECKING:
     from desktop_env.tasks.spec import TaskSpec
 
-DOCKER, ASTRO, AIRBYTE, METABASE, INTERNET, UNAVAILABLE, EXTRA, ACCOUNT = (
-    "docker", "astro", "airbyte", "metabase", "internet", "unavailable", "extra", "account")
+DOCKER, ASTRO, AIRBYTE, METABASE, INTERNET, SOFTWARE, UNAVAILABLE, EXTRA, ACCOUNT = (
+    "docker", "astro", "airbyte", "metabase", "internet", "software", "unavailable", "extra", "account")
 
 #: Reason kind -> how it reads, in the order reasons are listed.
 KINDS = {
@@ -52,6 +52,7 @@ KINDS = {
     AIRBYTE: "needs Airbyte",
     METABASE: "needs Metabase",
     INTERNET: "fetches from the internet",
+    SOFTWARE: "needs software the image lacks",
     UNAVAILABLE: "uses a step or getter that cannot run here",
     EXTRA: "needs a part of the package that is not installed",
     ACCOUNT: "needs a cloud account",
