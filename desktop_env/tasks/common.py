@@ -23,6 +23,23 @@ ACCOUNT_TAG = "account"
 INDEX_NAMES = ("test_all", "test_verbose", "test_abstract", "test_account", "test_non_account", "test_one")
 VERBOSE_FILE = "verbose_instruction.txt"
 
+#: Why a task cannot run here (desktop_env.tasks.offline finds them; a kept file may state one):
+DOCKER, ASTRO, AIRBYTE, METABASE, INTERNET, SOFTWARE, UNAVAILABLE, EXTRA, ACCOUNT = (
+    "docker", "astro", "airbyte", "metabase", "internet", "software", "unavailable", "extra", "account")
+
+#: Reason kind -> how it reads, in the order reasons are listed.
+KINDS = {
+    DOCKER: "uses Docker",
+    ASTRO: "uses the Astro CLI",
+    AIRBYTE: "needs Airbyte",
+    METABASE: "needs Metabase",
+    INTERNET: "fetches from the internet",
+    SOFTWARE: "needs software the image lacks",
+    UNAVAILABLE: "uses a step or getter that cannot run here",
+    EXTRA: "needs a part of the package that is not installed",
+    ACCOUNT: "needs a cloud account",
+}
+
 UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _PLACEHOLDER_RE = re.compile(r"^(?:x+[-_]?)+$|^(?:todo|tbd|placeholder)?$", re.IGNORECASE)
 

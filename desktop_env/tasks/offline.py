@@ -35,28 +35,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
-from desktop_env.tasks.common import TaskFileNotFound, is_remote_url, runtime_cache_part
+from desktop_env.tasks.common import (ACCOUNT, AIRBYTE, ASTRO, DOCKER, EXTRA, INTERNET, KINDS, METABASE,  # noqa: F401
+                                      SOFTWARE, UNAVAILABLE, TaskFileNotFound, is_remote_url, runtime_cache_part)
 from desktop_env.tasks.urls import host_path_values, task_urls
 from desktop_env.extras import install_hint, missing_extras
 
 if TYPE_CHECKING:
     from desktop_env.tasks.spec import TaskSpec
 
-DOCKER, ASTRO, AIRBYTE, METABASE, INTERNET, SOFTWARE, UNAVAILABLE, EXTRA, ACCOUNT = (
-    "docker", "astro", "airbyte", "metabase", "internet", "software", "unavailable", "extra", "account")
-
-#: Reason kind -> how it reads, in the order reasons are listed.
-KINDS = {
-    DOCKER: "uses Docker",
-    ASTRO: "uses the Astro CLI",
-    AIRBYTE: "needs Airbyte",
-    METABASE: "needs Metabase",
-    INTERNET: "fetches from the internet",
-    SOFTWARE: "needs software the image lacks",
-    UNAVAILABLE: "uses a step or getter that cannot run here",
-    EXTRA: "needs a part of the package that is not installed",
-    ACCOUNT: "needs a cloud account",
-}
 
 #: A registered name that cannot run here counts as the tool its prefix names.
 _NAME_PREFIXES = {"astro_": ASTRO, "airbyte_": AIRBYTE, "metabase_": METABASE}

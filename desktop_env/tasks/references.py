@@ -16,7 +16,7 @@ step-by-step tutorial appended to the instruction, under two ids):
 
 A task that no solution can solve here (its own code needs what the VMs lack, such as the internet, where
 :func:`desktop_env.tasks.offline.offline_blockers` cannot see it) is kept instead with the reason and its
-evidence, under ``cannot_run_here`` (a :data:`desktop_env.tasks.offline.KINDS` key -> where it was found):
+evidence, under ``cannot_run_here`` (a :data:`desktop_env.tasks.common.KINDS` key -> where it was found):
 
 .. code-block:: json
 
@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop_env.errors import TaskConfigError
-from desktop_env.tasks.common import index_by_task_id, read_json_file
+from desktop_env.tasks.common import KINDS, index_by_task_id, read_json_file
 
 #: Where the kept solutions live (package data).
 REFERENCE_DIR = Path(__file__).resolve().parent / "reference_solutions"
@@ -99,8 +99,6 @@ class KeptSolution:
 
 def _reasons(value, path: Path) -> tuple[tuple[str, str], ...]:
     """``cannot_run_here`` checked: a non-empty object of reason kind -> where it was found."""
-    from desktop_env.tasks.offline import KINDS
-
     if value is None:
         return ()
     if not isinstance(value, dict) or not value:
